@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["tests.services"]
+
 ROOT = Path(__file__).resolve().parent.parent
 LOCAL_FIXTURES = ROOT / "fixtures"
 SHARED_FIXTURES = ROOT.parent / "shared" / "fixtures"

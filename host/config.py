@@ -1,0 +1,43 @@
+"""Where state lives and which external services to use, resolved from the environment."""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class HostConfig:
+    home: Path  # all local state: embedded services' data, logs, pid files
+    database_url: str | None  # external Postgres; None = embedded
+    nats_url: str | None  # external NATS; None = embedded
+    http_host: str
+    http_port: int  # /healthz and /metrics; 0 = a free port
+    host_id: str  # names this process in job_runs and leases
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> HostConfig:
+        env = dict(os.environ) if env is None else env
+        home = Path(env.get("FEEDEATER_HOME") or ".feedeater").resolve()
+        return cls(
+            home=home,
+            database_url=env.get("FEEDEATER_DATABASE_URL") or None,
+            nats_url=env.get("FEEDEATER_NATS_URL") or None,
+            http_host=env.get("FEEDEATER_HTTP_HOST", "127.0.0.1"),
+            http_port=_int_env(env, "FEEDEATER_HTTP_PORT", 9464),
+            host_id=env.get("FEEDEATER_HOST_ID") or f"{socket.gethostname()}:{os.getpid()}",
+        )
+
+
+def _int_env(env: dict[str, str], key: str, default: int) -> int:
+    from host.errors import UserError
+
+    raw = env.get(key)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise UserError(f"{key}={raw!r} is not a whole number", f"set {key} to a port such as {default}") from None

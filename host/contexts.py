@@ -1,0 +1,86 @@
+"""The host's current context per (owner_module, source_key), written together with its ContextUpdated."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import asyncpg
+
+from host import outbox
+from host.events import context_updated, truncate_utf16
+
+
+async def update(
+    conn: asyncpg.Connection,
+    *,
+    module: str,
+    source_key: str,
+    summary_short: str,
+    summary_long: str,
+    key_points: Sequence[str],
+    message_id: uuid.UUID | None = None,
+    embedding: Sequence[float] | None = None,
+    meta: dict[str, Any] | None = None,
+    now: datetime | None = None,
+) -> int:
+    """Store the new context version and queue its ContextUpdated; call inside the caller's transaction."""
+    now = now or datetime.now(UTC)
+    short = truncate_utf16(summary_short)
+    version: int = await conn.fetchval(
+        """INSERT INTO host.contexts (owner_module, source_key, summary_short, summary_long, key_points,
+                                      embedding, meta, version, message_id, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9)
+           ON CONFLICT (owner_module, source_key) DO UPDATE SET
+               summary_short = EXCLUDED.summary_short, summary_long = EXCLUDED.summary_long,
+               key_points = EXCLUDED.key_points, embedding = EXCLUDED.embedding, meta = EXCLUDED.meta,
+               version = host.contexts.version + 1, message_id = EXCLUDED.message_id, updated_at = EXCLUDED.updated_at
+           RETURNING version""",
+        module, source_key, short, summary_long, list(key_points), embedding, meta or {}, message_id, now,
+    )  # fmt: skip
+    event = context_updated(
+        module,
+        source_key=source_key,
+        summary_short=short,
+        summary_long=summary_long,
+        key_points=key_points,
+        version=version,
+        created_at=now,
+        message_id=message_id,
+        embedding=embedding,
+    )
+    await outbox.enqueue(conn, event)
+    return version
+
+
+_COLUMNS = "owner_module, source_key, summary_short, summary_long, key_points, meta, version, message_id, updated_at"
+
+
+async def get(conn: asyncpg.Connection, module: str, source_key: str) -> dict[str, Any] | None:
+    row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM host.contexts WHERE owner_module = $1 AND source_key = $2", module, source_key)
+    if row is None:
+        return None
+    ctx = dict(row)
+    ctx["message_count"] = await conn.fetchval(
+        "SELECT count(*) FROM host.context_messages WHERE owner_module = $1 AND source_key = $2", module, source_key
+    )
+    return ctx
+
+
+async def list_all(conn: asyncpg.Connection, module: str | None = None) -> list[dict[str, Any]]:
+    rows = await conn.fetch(
+        f"SELECT {_COLUMNS} FROM host.contexts WHERE $1::text IS NULL OR owner_module = $1 ORDER BY updated_at DESC", module
+    )
+    return [dict(r) for r in rows]
+
+
+async def messages(conn: asyncpg.Connection, module: str, source_key: str, limit: int = 20) -> list[uuid.UUID]:
+    """The ids of the newest messages linked to a context."""
+    rows = await conn.fetch(
+        """SELECT message_id FROM host.context_messages WHERE owner_module = $1 AND source_key = $2
+           ORDER BY created_at DESC LIMIT $3""",
+        module, source_key, limit,
+    )  # fmt: skip
+    return [r["message_id"] for r in rows]

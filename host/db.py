@@ -1,0 +1,50 @@
+"""PostgreSQL connections: one asyncpg pool per process, with JSON and pgvector codecs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import asyncpg
+from pgvector.asyncpg import register_vector
+
+from host.errors import UserError
+
+
+async def _init_connection(conn: asyncpg.Connection) -> None:
+    await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
+    await conn.set_type_codec("json", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
+    await register_vector(conn)
+
+
+async def connect(url: str, **kwargs: Any) -> asyncpg.Connection:
+    """A single connection (migrations, CLI); a clear error when the database is unreachable."""
+    try:
+        return await asyncpg.connect(url, timeout=10, **kwargs)
+    except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
+        raise UserError(
+            f"cannot connect to PostgreSQL at {redact(url)}: {exc}",
+            "check FEEDEATER_DATABASE_URL, or unset it to use the embedded database",
+        ) from None
+
+
+async def create_pool(url: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
+    try:
+        pool = await asyncpg.create_pool(url, min_size=min_size, max_size=max_size, init=_init_connection, timeout=10)
+    except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
+        raise UserError(
+            f"cannot connect to PostgreSQL at {redact(url)}: {exc}",
+            "check FEEDEATER_DATABASE_URL, or unset it to use the embedded database",
+        ) from None
+    assert pool is not None
+    return pool
+
+
+def redact(url: str) -> str:
+    """Hide the password in a connection URL before it is printed."""
+    if "@" not in url or "://" not in url:
+        return url
+    scheme, rest = url.split("://", 1)
+    creds, host = rest.rsplit("@", 1)
+    user = creds.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}" if ":" in creds else url

@@ -1,0 +1,90 @@
+"""Job triggers and recorded runs: every run, scheduled or manual, goes through `run_job`."""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from apscheduler.triggers.base import BaseTrigger
+from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.interval import IntervalTrigger
+from prometheus_client import Counter, Histogram
+
+from host.errors import UserError
+from host.module import Job, ModuleContext
+
+log = logging.getLogger("feedeater.jobs")
+
+_EVERY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)\s*$")
+_UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+JOB_RUNS = Counter("feedeater_job_runs_total", "Job runs", ["job", "status"])
+JOB_SECONDS = Histogram("feedeater_job_duration_seconds", "Job duration", ["job"])
+
+
+def parse_trigger(spec: str) -> BaseTrigger:
+    """'90s' / '5m' / '1h' / '1d' → interval; five crontab fields → cron (UTC)."""
+    match = _EVERY.match(spec)
+    if match:
+        seconds = float(match[1]) * _UNIT[match[2]]
+        if seconds <= 0:
+            raise UserError(f"job trigger {spec!r} must be positive", "use e.g. 60s, 5m, 1h")
+        return IntervalTrigger(seconds=seconds, timezone="UTC")
+    if len(spec.split()) == 5:
+        try:
+            return CronTrigger.from_crontab(spec, timezone="UTC")
+        except ValueError as exc:
+            raise UserError(f"bad crontab {spec!r}: {exc}", "use five fields: minute hour day month weekday") from None
+    raise UserError(f"bad job trigger {spec!r}", "use an interval such as 60s, 5m, 1h, 1d or a crontab such as '0 3 * * *'")
+
+
+def trigger_override_key(module: str, job: str) -> str:
+    return f"FEEDEATER_JOB_{module.upper()}_{job.upper()}"
+
+
+@dataclass(frozen=True, slots=True)
+class JobResult:
+    run_id: int
+    status: str
+    error: str | None
+    metrics: Mapping[str, Any]
+    seconds: float
+
+
+async def run_job(ctx: ModuleContext, job: Job, *, trigger: str) -> JobResult:
+    """Run one job, recording start, end, status, error and the metrics it returns in host.job_runs."""
+    name = f"{ctx.name}.{job.name}"
+    run_id: int = await ctx.pool.fetchval(
+        "INSERT INTO host.job_runs (module, job, host_id, trigger, status) VALUES ($1, $2, $3, $4, 'running') RETURNING id",
+        ctx.name, job.name, ctx.host_id, trigger,
+    )  # fmt: skip
+    started = time.monotonic()
+    metrics: Mapping[str, Any] = {}
+    error: str | None = None
+    try:
+        metrics = dict(await job.handler(ctx))
+        status = "ok"
+    except Exception as exc:
+        status = "failed"
+        error = f"{type(exc).__name__}: {exc}"
+        log.error("job %s failed: %s", name, error, extra={"traceback": traceback.format_exc()})
+    seconds = time.monotonic() - started
+    JOB_RUNS.labels(name, status).inc()
+    JOB_SECONDS.labels(name).observe(seconds)
+    try:
+        await ctx.pool.execute(
+            "UPDATE host.job_runs SET finished_at = now(), status = $2, error = $3, metrics = $4 WHERE id = $1",
+            run_id, status, error, _jsonable(metrics),
+        )  # fmt: skip
+    except Exception as exc:  # the database may be the reason the job failed
+        log.warning("could not record the end of job run %s: %s", run_id, exc)
+    return JobResult(run_id, status, error, metrics, seconds)
+
+
+def _jsonable(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: (v if isinstance(v, int | float | str | bool | type(None) | list | dict) else str(v)) for k, v in metrics.items()}

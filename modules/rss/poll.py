@@ -1,0 +1,249 @@
+"""The poll job: claim due feeds, fetch them politely, parse, store entries and their events, reschedule.
+
+Per feed: the raw 200 response is committed first (a parse failure loses nothing), then entries, their
+events and the new poll state commit together in one transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import re
+import time
+from collections import Counter
+from datetime import UTC, datetime
+from typing import Any
+
+import asyncpg
+
+from host.module import ModuleContext
+from modules.rss import metrics, store
+from modules.rss.fetch import Fetcher, FetchResult
+from modules.rss.model import Feed
+from modules.rss.parse import FeedParseError, parse_feed
+from modules.rss.schedule import Decision, Outcome, ScheduleParams, decide
+
+log = logging.getLogger("feedeater.rss.poll")
+_MAX_AGE = re.compile(r"max-age\s*=\s*(\d+)", re.IGNORECASE)
+
+
+def schedule_params(settings: dict[str, Any] | Any) -> ScheduleParams:
+    return ScheduleParams(
+        initial_s=settings["default_interval_minutes"] * 60,
+        min_s=settings["min_interval_minutes"] * 60,
+        max_s=settings["max_interval_minutes"] * 60,
+    )
+
+
+def make_fetcher(settings: dict[str, Any] | Any) -> Fetcher:
+    return Fetcher(
+        user_agent=settings["user_agent"],
+        timeout_s=settings["timeout_seconds"],
+        max_bytes=settings["max_body_bytes"],
+        global_limit=settings["global_concurrency"],
+        per_host_limit=settings["per_host_concurrency"],
+        per_host_delay_s=settings["per_host_delay_ms"] / 1000,
+        allow_private_networks=settings["allow_private_networks"],
+    )
+
+
+def max_age(headers: dict[str, str]) -> float | None:
+    match = _MAX_AGE.search(headers.get("cache-control", ""))
+    return float(match[1]) if match else None
+
+
+async def run(ctx: ModuleContext) -> dict[str, Any]:
+    """One tick: poll every due feed (in batches) and return the counts for host.job_runs."""
+    totals: Counter[str] = Counter()
+    batch = int(ctx.settings["poll_batch"])
+    while True:
+        async with ctx.pool.acquire() as conn:
+            claims = await store.claim_due(
+                conn, host_id=ctx.host_id, limit=batch, lease_s=int(ctx.settings["lease_seconds"]), now=datetime.now(UTC)
+            )
+        if not claims:
+            break
+        results = await asyncio.gather(*(poll_one(ctx, c) for c in claims), return_exceptions=True)
+        for claim, result in zip(claims, results, strict=True):
+            if isinstance(result, BaseException):
+                # A database failure mid-feed: the lease expires and the next tick retries the feed.
+                log.error("feed %s: poll aborted: %s", claim.feed.id, result)
+                totals["aborted"] += 1
+            else:
+                totals.update(result)
+        totals["feeds"] += len(claims)
+        if len(claims) < batch:
+            break
+    return dict(totals)
+
+
+async def poll_one(ctx: ModuleContext, claim: store.Claim) -> Counter[str]:
+    feed = claim.feed
+    fetcher: Fetcher = ctx.state["fetcher"]
+    started = time.monotonic()
+    res = await fetcher.fetch(feed.url, etag=claim.etag, last_modified=claim.last_modified)
+    metrics.FETCHES.labels(str(res.status) if res.status else (res.error_kind or "error")).inc()
+    metrics.FETCH_SECONDS.observe(res.elapsed_s)
+    size = len(res.body) if res.body else 0
+    metrics.BYTES.inc(size)
+    log.info(
+        "feed %s: fetched %s → %s",
+        feed.id,
+        feed.url,
+        res.status or res.error_kind,
+        extra={"feed_id": feed.id, "status": res.status, "bytes": size, "ms": round(res.elapsed_s * 1000)},
+    )
+    counts: Counter[str] = Counter({f"status_{res.status or res.error_kind}": 1})
+    now = datetime.now(UTC)
+    if res.status == 200 and res.body is not None:
+        counts += await _handle_body(ctx, claim, res, now)
+    else:
+        await _handle_no_body(ctx, claim, res, now)
+    metrics.POLL_SECONDS.observe(time.monotonic() - started)
+    return counts
+
+
+async def _handle_body(ctx: ModuleContext, claim: store.Claim, res: FetchResult, now: datetime) -> Counter[str]:
+    feed = claim.feed
+    assert res.body is not None
+    async with ctx.pool.acquire() as conn:
+        raw_id = await store.save_raw(
+            conn, feed_id=feed.id, url=res.url, status=res.status, headers=res.headers, body=res.body,
+            keep=int(ctx.settings["raw_keep"]),
+        )  # fmt: skip
+    parse_started = time.monotonic()
+    try:
+        parsed = parse_feed(res.body, url=res.url, content_type=res.headers.get("content-type"), now=now)
+    except FeedParseError as exc:
+        metrics.PARSE_ERRORS.inc()
+        async with ctx.pool.acquire() as conn, conn.transaction():
+            await store.mark_parse_error(conn, raw_id, str(exc))
+            await _record_failure(ctx, conn, claim, now, status=200, error=f"not a feed: {exc}", retry_after_s=None)
+        return Counter(parse_errors=1)
+    metrics.PARSE_SECONDS.observe(time.monotonic() - parse_started)
+    _warn_once(ctx, feed.id, parsed.warnings)
+    first_poll = claim.successful_polls == 0
+    lookback = feed.lookback_hours or int(ctx.settings["lookback_hours"])
+    async with ctx.pool.acquire() as conn, conn.transaction():
+        changes = await store.apply_entries(conn, feed=feed, entries=parsed.entries, now=now, first_poll=first_poll, lookback_hours=lookback)
+        kind = "new_entries" if changes.new else "no_new"
+        decision = _decide(ctx, claim, now, _outcome(kind, parsed, res, changes.new))
+        await store.update_feed_meta(conn, feed.id, _meta_changes(feed, parsed, res) | ({"stale": False} if feed.stale else {}))
+        await store.finish_poll(
+            conn, feed.id,
+            _success_fields(res, now, decision)
+            | {"ttl_minutes": parsed.ttl_minutes, "skip_hours": sorted(parsed.skip_hours), "skip_days": sorted(parsed.skip_days),
+               "successful_polls": claim.successful_polls + 1},
+        )  # fmt: skip
+    metrics.ENTRIES.labels("new").inc(changes.new)
+    metrics.ENTRIES.labels("updated").inc(changes.updated)
+    log.info(
+        "feed %s: %d new, %d updated, %d unchanged, next poll in %.0f min (%s)",
+        feed.id, changes.new, changes.updated, changes.unchanged, decision.interval_s / 60, decision.reason,
+        extra={"feed_id": feed.id, "new": changes.new, "updated": changes.updated, "duplicate": changes.unchanged,
+               "tombstoned": changes.tombstoned, "entries": len(parsed.entries), "parser": parsed.parser},
+    )  # fmt: skip
+    return Counter(new=changes.new, updated=changes.updated, unchanged=changes.unchanged, tombstoned=changes.tombstoned)
+
+
+async def _handle_no_body(ctx: ModuleContext, claim: store.Claim, res: FetchResult, now: datetime) -> None:
+    feed = claim.feed
+    async with ctx.pool.acquire() as conn, conn.transaction():
+        if res.status == 304:
+            decision = _decide(ctx, claim, now, Outcome(kind="not_modified", ttl_minutes=claim.ttl_minutes, max_age_s=max_age(res.headers),
+                                                        skip_hours=frozenset(claim.skip_hours), skip_days=frozenset(claim.skip_days)))  # fmt: skip
+            await store.finish_poll(conn, feed.id, _success_fields(res, now, decision))
+            if feed.stale:
+                await store.update_feed_meta(conn, feed.id, {"stale": False})
+            return
+        if res.status == 410:
+            log.warning("feed %s: 410 Gone; marked dead (re-enable with `feedeater rss set %s enabled=true`)", feed.id, feed.id)
+            await store.update_feed_meta(conn, feed.id, {"dead": True})
+        error = res.error or f"HTTP {res.status}"
+        await _record_failure(ctx, conn, claim, now, status=res.status, error=error, retry_after_s=res.retry_after_s)
+
+
+async def _record_failure(
+    ctx: ModuleContext, conn: asyncpg.Connection, claim: store.Claim, now: datetime, *, status: int, error: str, retry_after_s: float | None
+) -> None:
+    errors = claim.consecutive_errors + 1
+    if status == 410:
+        kind = "gone"
+    elif status in (429, 503):
+        kind = "rate_limited"
+    else:
+        kind = "error"
+    decision = _decide(ctx, claim, now, Outcome(kind=kind, retry_after_s=retry_after_s, consecutive_errors=errors))  # type: ignore[arg-type]
+    await store.finish_poll(
+        conn, claim.feed.id,
+        {"next_poll_at": decision.next_poll_at, "interval_s": decision.interval_s, "interval_reason": decision.reason,
+         "last_polled_at": now, "last_status": status or None, "last_error_at": now, "last_error": error,
+         "consecutive_errors": errors},
+        failed=True,
+    )  # fmt: skip
+    threshold = int(ctx.settings["stale_after_errors"])
+    if errors >= threshold and not claim.feed.stale:
+        log.warning("feed %s: %d consecutive failures (last: %s); flagged stale, still polled", claim.feed.id, errors, error)
+        await store.update_feed_meta(conn, claim.feed.id, {"stale": True})
+
+
+def _outcome(kind: str, parsed: Feed, res: FetchResult, new: int) -> Outcome:
+    times = tuple(e.published for e in parsed.entries if e.published is not None and not e.future_dated)
+    return Outcome(
+        kind=kind,  # type: ignore[arg-type]
+        new_entries=new,
+        ttl_minutes=parsed.ttl_minutes,
+        max_age_s=max_age(res.headers),
+        skip_hours=parsed.skip_hours,
+        skip_days=parsed.skip_days,
+        entry_times=times,
+    )
+
+
+def _decide(ctx: ModuleContext, claim: store.Claim, now: datetime, outcome: Outcome) -> Decision:
+    rng: random.Random = ctx.state.setdefault("rng", random.Random())
+    return decide(
+        claim.interval_s,
+        outcome,
+        now=now,
+        params=ctx.state.setdefault("schedule_params", schedule_params(ctx.settings)),
+        override_interval_s=float(claim.feed.interval_override_s) if claim.feed.interval_override_s else None,
+        rng=rng,
+    )
+
+
+def _success_fields(res: FetchResult, now: datetime, decision: Decision) -> dict[str, Any]:
+    fields: dict[str, Any] = {
+        "next_poll_at": decision.next_poll_at, "interval_s": decision.interval_s, "interval_reason": decision.reason,
+        "ewma_s": decision.ewma_s, "last_polled_at": now, "last_status": res.status, "last_success_at": now,
+        "consecutive_errors": 0, "last_error": None,
+    }  # fmt: skip
+    if res.status == 200:  # a 304 keeps the validators we sent
+        fields["etag"] = res.etag
+        fields["last_modified"] = res.last_modified
+    return fields
+
+
+def _meta_changes(feed: store.FeedRow, parsed: Feed, res: FetchResult) -> dict[str, Any]:
+    changes: dict[str, Any] = {}
+    if parsed.title and parsed.title != feed.title:
+        changes["title"] = parsed.title
+    if parsed.link and parsed.link != feed.site_url:
+        changes["site_url"] = parsed.link
+    if parsed.format != feed.format:
+        changes["format"] = parsed.format
+    if parsed.description and parsed.description != feed.description:
+        changes["description"] = parsed.description
+    if res.permanent_url and res.permanent_url != feed.url:
+        log.info("feed %s: moved permanently %s → %s; stored URL updated", feed.id, feed.url, res.permanent_url)
+        changes["url"] = res.permanent_url
+    return changes
+
+
+def _warn_once(ctx: ModuleContext, feed_id: int, warnings: list[str]) -> None:
+    seen: set[tuple[int, str]] = ctx.state.setdefault("warned", set())
+    for w in warnings:
+        if (feed_id, w) not in seen:
+            seen.add((feed_id, w))
+            log.warning("feed %s: %s", feed_id, w)

@@ -1,0 +1,105 @@
+"""Subscribing: validate a URL by fetching and parsing it, discovering feeds behind HTML pages; OPML in and out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urljoin
+
+import asyncpg
+
+from host.errors import UserError
+from modules.rss import store
+from modules.rss.discover import COMMON_FEED_PATHS, DiscoveredFeed, discover_feeds, looks_like_html
+from modules.rss.fetch import Fetcher, FetchResult
+from modules.rss.model import Feed
+from modules.rss.netguard import BlockedURLError, check_url
+from modules.rss.opml import OpmlFeed, export_opml, parse_opml
+from modules.rss.parse import FeedParseError, parse_feed
+
+
+@dataclass(frozen=True, slots=True)
+class Validated:
+    url: str  # the feed URL to store (after permanent redirects and discovery)
+    feed: Feed
+
+
+async def _get(fetcher: Fetcher, url: str) -> FetchResult:
+    res = await fetcher.fetch(url)
+    if res.status == 0:
+        raise UserError(f"cannot fetch {url}: {res.error}", "check the URL, or the network")
+    if res.status != 200 or res.body is None:
+        raise UserError(f"{url} answered HTTP {res.status}", "check the URL; only a 200 response can be subscribed")
+    return res
+
+
+def _parse(res: FetchResult) -> Feed:
+    assert res.body is not None
+    try:
+        return parse_feed(res.body, url=res.url, content_type=res.headers.get("content-type"))
+    except FeedParseError as exc:
+        raise UserError(f"{res.url} is not an RSS, Atom or JSON feed: {exc}", "give the URL of the feed itself") from None
+
+
+async def validate(fetcher: Fetcher, url: str) -> Validated:
+    """Fetch and parse `url`; an HTML page is searched for the feeds it advertises.
+
+    Raises UserError with the choices when a page advertises several feeds.
+    """
+    try:
+        url = check_url(url.strip())
+    except BlockedURLError as exc:
+        raise UserError(f"cannot subscribe to {url!r}: {exc}", "use an http:// or https:// URL") from None
+    res = await _get(fetcher, url)
+    assert res.body is not None
+    if not looks_like_html(res.body, res.headers.get("content-type")):
+        return Validated(res.permanent_url or url, _parse(res))
+    found = discover_feeds(res.body, res.url)
+    if len(found) > 1:
+        choices = "\n".join(f"  {f.url}" + (f"  ({f.title})" if f.title else "") for f in found)
+        raise UserError(f"{url} is a web page advertising {len(found)} feeds:\n{choices}\n", "add one of these URLs")
+    candidates = found or [DiscoveredFeed(urljoin(res.url, path), None, None) for path in COMMON_FEED_PATHS]
+    for candidate in candidates:
+        feed_res = await fetcher.fetch(candidate.url)
+        if feed_res.status != 200 or feed_res.body is None or looks_like_html(feed_res.body, feed_res.headers.get("content-type")):
+            continue
+        try:
+            parsed = parse_feed(feed_res.body, url=feed_res.url, content_type=feed_res.headers.get("content-type"))
+        except FeedParseError:
+            continue
+        return Validated(feed_res.permanent_url or candidate.url, parsed)
+    raise UserError(f"{url} is a web page that advertises no feed", "find the page's RSS/Atom link and add that URL")
+
+
+async def subscribe(
+    conn: asyncpg.Connection, fetcher: Fetcher, url: str, *, folder: str | None = None, interval_minutes: float | None = None
+) -> tuple[store.FeedRow, bool]:
+    """Validate, then store. Nothing is stored when validation fails."""
+    if interval_minutes is not None and interval_minutes < 1:
+        raise UserError(f"--interval {interval_minutes:g} is too short", "use at least 1 minute")
+    v = await validate(fetcher, url)
+    return await store.add_feed(
+        conn,
+        url=v.url,
+        title=v.feed.title,
+        site_url=v.feed.link,
+        description=v.feed.description,
+        format=v.feed.format,
+        folder=folder or None,
+        interval_override_s=round(interval_minutes * 60) if interval_minutes else None,
+    )
+
+
+async def import_opml(conn: asyncpg.Connection, data: bytes) -> tuple[int, int]:
+    """Add every feed of an OPML document (no fetching); returns (added, already present). Idempotent."""
+    feeds = parse_opml(data)
+    added = 0
+    async with conn.transaction():
+        for f in feeds:
+            _row, created = await store.add_feed(conn, url=f.url, title=f.title or "", site_url=f.site_url, folder=f.folder)
+            added += created
+    return added, len(feeds) - added
+
+
+async def export(conn: asyncpg.Connection) -> bytes:
+    rows = await store.list_feeds(conn)
+    return export_opml(OpmlFeed(url=r["url"], title=r["title"] or None, site_url=r["site_url"], folder=r["folder"]) for r in rows)

@@ -1,0 +1,134 @@
+"""The transactional outbox against real PostgreSQL and a real JetStream."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from host import outbox
+from host.events import Event, stable_uuid
+from host.services import EmbeddedNats
+from tests.services import BusReader, make_host, reset_stream
+
+
+def ev(n: int, module: str = "test") -> Event:
+    return Event(stable_uuid("test", str(n)), f"feedeater.{module}.messageCreated", {"type": "TestEvent", "n": n})
+
+
+async def drain(relay: outbox.Relay) -> int:
+    total = 0
+    while n := await relay.drain_once():
+        total += n
+    return total
+
+
+async def test_committed_events_are_published_once_in_order(host, bus: BusReader) -> None:
+    async with host.pool.acquire() as conn, conn.transaction():
+        assert await outbox.enqueue_many(conn, [ev(i) for i in range(20)]) == 20
+    relay = outbox.Relay(host.pool, host.js)
+    assert await drain(relay) == 20
+    got = await bus.all(expect=20)
+    assert [m["n"] for m in got] == list(range(20))
+    assert [m["_msg_id"] for m in got] == [str(ev(i).event_id) for i in range(20)]
+    async with host.pool.acquire() as conn:
+        assert (await outbox.status(conn)).pending == 0
+
+
+async def test_rolled_back_transaction_publishes_nothing(host, bus: BusReader) -> None:
+    class Boom(Exception):
+        pass
+
+    with pytest.raises(Boom):
+        async with host.pool.acquire() as conn, conn.transaction():
+            await outbox.enqueue(conn, ev(1))
+            raise Boom
+    relay = outbox.Relay(host.pool, host.js)
+    assert await drain(relay) == 0
+    assert await bus.all(timeout=0.5) == []
+
+
+async def test_same_event_id_is_queued_once(host) -> None:
+    async with host.pool.acquire() as conn:
+        assert await outbox.enqueue(conn, ev(7)) is True
+        assert await outbox.enqueue(conn, ev(7)) is False
+        assert await conn.fetchval("SELECT count(*) FROM host.outbox") == 1
+
+
+async def test_republish_after_crash_is_dropped_by_jetstream(host, bus: BusReader) -> None:
+    """A crash between publish and mark-published re-sends the same Nats-Msg-Id; the stream keeps one."""
+    async with host.pool.acquire() as conn:
+        await outbox.enqueue_many(conn, [ev(i) for i in range(5)])
+    relay = outbox.Relay(host.pool, host.js)
+    await drain(relay)
+    await host.pool.execute("UPDATE host.outbox SET published_at = NULL")  # as if the marks were lost
+    assert await drain(relay) == 5
+    got = await bus.all(expect=10, timeout=1.5)
+    assert [m["n"] for m in got] == list(range(5))
+
+
+async def test_events_wait_out_a_nats_outage_and_arrive_once_in_order(
+    tmp_path: Path, database_url: str, own_nats: EmbeddedNats
+) -> None:
+    url = own_nats.start()
+    await reset_stream(url)
+    h = make_host(tmp_path, database_url, url)
+    await h.open()
+    stop = asyncio.Event()
+    relay = outbox.Relay(h.require_pool(), h.js, idle_s=0.2)
+    task = asyncio.create_task(relay.run(stop))
+    try:
+        async with h.require_pool().acquire() as conn:
+            await outbox.enqueue_many(conn, [ev(i) for i in range(10)])
+        await _until(lambda: _pending(h.require_pool()), 0)
+        own_nats.stop()  # NATS goes away
+        for i in range(10, 60):  # commits keep happening during the outage
+            async with h.require_pool().acquire() as conn, conn.transaction():
+                await outbox.enqueue(conn, ev(i))
+        await asyncio.sleep(1.0)
+        assert await _pending(h.require_pool()) == 50  # nothing lost, nothing marked while down
+        own_nats.start()  # same port, same store
+        await _until(lambda: _pending(h.require_pool()), 0, timeout=30)
+        assert h.js is not None
+        got = await BusReader(h.js).all(expect=60)
+        assert [m["n"] for m in got] == list(range(60))
+    finally:
+        stop.set()
+        relay.wake()
+        await asyncio.wait_for(task, 10)
+        await h.close()
+
+
+async def _pending(pool: asyncpg.Pool) -> int:
+    async with pool.acquire() as conn:
+        return (await outbox.status(conn)).pending
+
+
+async def _until(probe, want: int, timeout: float = 10) -> None:  # type: ignore[no-untyped-def]
+    deadline = asyncio.get_running_loop().time() + timeout
+    while (got := await probe()) != want:
+        assert asyncio.get_running_loop().time() < deadline, f"still {got}, wanted {want}"
+        await asyncio.sleep(0.1)
+
+
+async def test_message_created_links_its_context(host) -> None:
+    from host import contexts
+    from host.events import message_created
+
+    msg = {
+        "id": str(stable_uuid("m", "1")),
+        "createdAt": "2026-01-02T03:04:05.000Z",
+        "source": {"module": "test"},
+        "contextRef": {"ownerModule": "test", "sourceKey": "thing:1"},
+    }
+    async with host.pool.acquire() as conn, conn.transaction():
+        await outbox.enqueue(conn, message_created("test", msg))
+        await contexts.update(conn, module="test", source_key="thing:1", summary_short="s", summary_long="l", key_points=["a"],
+                              now=datetime(2026, 1, 2, tzinfo=UTC))  # fmt: skip
+    async with host.pool.acquire() as conn:
+        assert [str(m) for m in await contexts.messages(conn, "test", "thing:1")] == [msg["id"]]
+        ctx = await contexts.get(conn, "test", "thing:1")
+        assert ctx is not None and ctx["version"] == 1 and ctx["message_count"] == 1

@@ -1,0 +1,144 @@
+"""Real PostgreSQL+pgvector and NATS JetStream for the tests, started once per session on free ports.
+
+They are the same embedded services `feedeater run` uses (host.services). Each test that asks for
+`database_url` gets a fresh database; tests that stop NATS start their own server (`own_nats`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import nats
+import pytest
+from nats.js import JetStreamContext
+from nats.js.api import ConsumerConfig, DeliverPolicy
+
+from host.config import HostConfig
+from host.events import STREAM
+from host.runtime import Host
+from host.services import EmbeddedNats, EmbeddedPostgres, free_port
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedPostgres]:
+    pg = EmbeddedPostgres(tmp_path_factory.mktemp("pg"))
+    pg.start()
+    yield pg
+    pg.stop()
+
+
+@pytest.fixture(scope="session")
+def nats_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    server = EmbeddedNats(tmp_path_factory.mktemp("nats"))
+    url = server.start()
+    yield url
+    server.stop()
+
+
+@pytest.fixture
+def own_nats(tmp_path: Path) -> Iterator[EmbeddedNats]:
+    """A NATS server for this test alone, which the test may stop and restart on the same port."""
+    server = EmbeddedNats(tmp_path / "own-nats", port=free_port())
+    server.start()
+    yield server
+    server.stop()
+
+
+def admin_url(pg: EmbeddedPostgres, database: str = "postgres") -> str:
+    status = pg.status()
+    assert status.url is not None
+    return status.url.rsplit("/", 1)[0] + f"/{database}"
+
+
+@pytest.fixture
+async def database_url(pg_server: EmbeddedPostgres) -> AsyncIterator[str]:
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    admin = await asyncpg.connect(admin_url(pg_server))
+    try:
+        await admin.execute(f"CREATE DATABASE {name}")
+    finally:
+        await admin.close()
+    yield admin_url(pg_server, name)
+    admin = await asyncpg.connect(admin_url(pg_server))
+    try:
+        await admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    finally:
+        await admin.close()
+
+
+async def reset_stream(url: str) -> None:
+    nc = await nats.connect(url)
+    try:
+        with contextlib.suppress(Exception):
+            await nc.jetstream().delete_stream(STREAM)
+    finally:
+        await nc.close()
+
+
+def make_host(tmp_path: Path, database_url: str, nats_url: str, *, host_id: str = "test-host", env: dict[str, str] | None = None) -> Host:
+    config = HostConfig(home=tmp_path, database_url=database_url, nats_url=nats_url, http_host="127.0.0.1", http_port=0, host_id=host_id)
+    base = {"FEEDEATER_RSS_ALLOW_PRIVATE_NETWORKS": "true"}  # tests serve feeds on loopback
+    return Host(config, env={**base, **(env or {})})
+
+
+@pytest.fixture
+async def host(tmp_path: Path, database_url: str, nats_url: str) -> AsyncIterator[Host]:
+    await reset_stream(nats_url)
+    h = make_host(tmp_path, database_url, nats_url)
+    await h.open()
+    yield h
+    await h.close()
+
+
+class BusReader:
+    """Reads what actually reached the JetStream stream (not what we meant to send)."""
+
+    def __init__(self, js: JetStreamContext) -> None:
+        self.js = js
+
+    async def all(self, subject: str = "feedeater.>", *, expect: int | None = None, timeout: float = 10) -> list[dict[str, Any]]:
+        """Every message in the stream on `subject`, in stream order, with its Nats-Msg-Id under `_msg_id`."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            msgs = await self._read(subject)
+            if expect is None or len(msgs) >= expect or asyncio.get_running_loop().time() > deadline:
+                return msgs
+            await asyncio.sleep(0.1)
+
+    async def _read(self, subject: str) -> list[dict[str, Any]]:
+        try:
+            info = await self.js.stream_info(STREAM)
+        except Exception:
+            return []
+        if info.state.messages == 0:
+            return []
+        sub = await self.js.subscribe(
+            subject, stream=STREAM, ordered_consumer=True, config=ConsumerConfig(deliver_policy=DeliverPolicy.ALL)
+        )
+        out: list[dict[str, Any]] = []
+        try:
+            while True:
+                try:
+                    msg = await sub.next_msg(timeout=0.5)
+                except nats.errors.TimeoutError:
+                    break
+                body = json.loads(msg.data)
+                body["_msg_id"] = (msg.headers or {}).get("Nats-Msg-Id")
+                body["_subject"] = msg.subject
+                out.append(body)
+        finally:
+            await sub.unsubscribe()
+        return out
+
+
+@pytest.fixture
+async def bus(host: Host) -> BusReader:
+    assert host.js is not None
+    return BusReader(host.js)
