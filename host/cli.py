@@ -50,14 +50,27 @@ def table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
 async def cmd_services(host: Host, args: argparse.Namespace) -> int:
     svc = Services(host.config.home)
     if args.action == "up":
-        ep = await asyncio.to_thread(svc.up, database_url=host.config.database_url, nats_url=host.config.nats_url)
-        emit(args, {"database_url": ep.database_url, "nats_url": ep.nats_url}, lambda d: f"postgres: {d['database_url']}\nnats:     {d['nats_url']}")
+        ep = await asyncio.to_thread(
+            svc.up, database_url=host.config.database_url, nats_url=host.config.nats_url
+        )
+        emit(
+            args,
+            {"database_url": ep.database_url, "nats_url": ep.nats_url},
+            lambda d: f"postgres: {d['database_url']}\nnats:     {d['nats_url']}",
+        )
     elif args.action == "down":
         await asyncio.to_thread(svc.down)
         emit(args, {"stopped": True}, lambda _d: "embedded services stopped")
     else:
         data = [s.as_dict() for s in svc.status()]
-        emit(args, data, lambda d: table([(s["name"], "running" if s["running"] else "stopped", s["url"], s["data_dir"]) for s in d], ["service", "state", "url", "data"]))
+        emit(
+            args,
+            data,
+            lambda d: table(
+                [(s["name"], "running" if s["running"] else "stopped", s["url"], s["data_dir"]) for s in d],
+                ["service", "state", "url", "data"],
+            ),
+        )
     return 0
 
 
@@ -86,18 +99,32 @@ async def cmd_status(host: Host, args: argparse.Namespace) -> int:
             """SELECT DISTINCT ON (module, job) module, job, status, started_at, finished_at, error
                FROM host.job_runs ORDER BY module, job, started_at DESC"""
         )
-    mods = [{"name": n, "enabled": await host.enabled(n), "version": s.manifest.version} for n, s in sorted(host.specs.items())]
+    mods = [
+        {"name": n, "enabled": await host.enabled(n), "version": s.manifest.version}
+        for n, s in sorted(host.specs.items())
+    ]
     data = {
         "services": [s.as_dict() for s in host.services.status()],
         "modules": mods,
-        "outbox": {"pending": ob.pending, "lag_seconds": ob.lag_seconds, "oldest_pending_at": ob.oldest_pending_at},
+        "outbox": {
+            "pending": ob.pending,
+            "lag_seconds": ob.lag_seconds,
+            "oldest_pending_at": ob.oldest_pending_at,
+        },
         "last_runs": [dict(r) for r in runs],
     }
 
     def text(d: dict[str, Any]) -> str:
         lines = [f"outbox: {d['outbox']['pending']} pending, lag {d['outbox']['lag_seconds']:.1f}s"]
-        lines.append("modules: " + ", ".join(f"{m['name']} ({'enabled' if m['enabled'] else 'disabled'})" for m in d["modules"]))
-        lines += [f"job {r['module']}.{r['job']}: {r['status']} at {r['started_at']:%Y-%m-%d %H:%M:%S}" + (f" — {r['error']}" if r["error"] else "") for r in d["last_runs"]]
+        lines.append(
+            "modules: "
+            + ", ".join(f"{m['name']} ({'enabled' if m['enabled'] else 'disabled'})" for m in d["modules"])
+        )
+        lines += [
+            f"job {r['module']}.{r['job']}: {r['status']} at {r['started_at']:%Y-%m-%d %H:%M:%S}"
+            + (f" — {r['error']}" if r["error"] else "")
+            for r in d["last_runs"]
+        ]
         return "\n".join(lines)
 
     emit(args, data, text)
@@ -108,14 +135,30 @@ async def cmd_modules(host: Host, args: argparse.Namespace) -> int:
     await host.open(with_bus=False)
     if args.action in ("enable", "disable"):
         await host.set_enabled(args.name, args.action == "enable")
-        emit(args, {"name": args.name, "enabled": args.action == "enable"}, lambda d: f"module {d['name']} {'enabled' if d['enabled'] else 'disabled'}")
+        emit(
+            args,
+            {"name": args.name, "enabled": args.action == "enable"},
+            lambda d: f"module {d['name']} {'enabled' if d['enabled'] else 'disabled'}",
+        )
         return 0
     rows = [
-        {"name": n, "version": s.manifest.version, "enabled": await host.enabled(n), "description": s.manifest.description,
-         "jobs": [f"{j.name} ({host.trigger_for(n, j)})" for j in s.manifest.jobs]}
+        {
+            "name": n,
+            "version": s.manifest.version,
+            "enabled": await host.enabled(n),
+            "description": s.manifest.description,
+            "jobs": [f"{j.name} ({host.trigger_for(n, j)})" for j in s.manifest.jobs],
+        }
         for n, s in sorted(host.specs.items())
-    ]  # fmt: skip
-    emit(args, rows, lambda d: table([(r["name"], r["version"], "yes" if r["enabled"] else "no", ", ".join(r["jobs"])) for r in d], ["module", "version", "enabled", "jobs"]))
+    ]
+    emit(
+        args,
+        rows,
+        lambda d: table(
+            [(r["name"], r["version"], "yes" if r["enabled"] else "no", ", ".join(r["jobs"])) for r in d],
+            ["module", "version", "enabled", "jobs"],
+        ),
+    )
     return 0
 
 
@@ -129,12 +172,39 @@ async def cmd_settings(host: Host, args: argparse.Namespace) -> int:
         async with host.require_pool().acquire() as conn:
             stored = await settings.store(conn, spec.manifest, key, args.value)
         setting = spec.manifest.setting(key)
-        emit(args, {"module": name, "key": key, "value": None if setting.secret else stored}, lambda _d: f"{name}.{key} = {settings.display(setting, stored)}")
+        emit(
+            args,
+            {"module": name, "key": key, "value": None if setting.secret else stored},
+            lambda _d: f"{name}.{key} = {settings.display(setting, stored)}",
+        )
         return 0
     resolved = await host.resolved_settings(name)
     wanted = [spec.manifest.setting(key)] if key else list(spec.manifest.settings)
-    rows = [{"key": s.key, "type": s.type, "value": None if s.secret else resolved[s.key], "secret": s.secret, "description": s.description} for s in wanted]
-    emit(args, rows, lambda d: table([(f"{name}.{r['key']}", settings.display(spec.manifest.setting(r["key"]), resolved[r["key"]]), r["description"]) for r in d], ["setting", "value", "description"]))
+    rows = [
+        {
+            "key": s.key,
+            "type": s.type,
+            "value": None if s.secret else resolved[s.key],
+            "secret": s.secret,
+            "description": s.description,
+        }
+        for s in wanted
+    ]
+    emit(
+        args,
+        rows,
+        lambda d: table(
+            [
+                (
+                    f"{name}.{r['key']}",
+                    settings.display(spec.manifest.setting(r["key"]), resolved[r["key"]]),
+                    r["description"],
+                )
+                for r in d
+            ],
+            ["setting", "value", "description"],
+        ),
+    )
     return 0
 
 
@@ -149,8 +219,21 @@ async def cmd_jobs(host: Host, args: argparse.Namespace) -> int:
             relay = outbox.Relay(host.require_pool(), host.js)
             while await relay.drain_once():
                 pass
-        data = {"job": args.job, "status": result.status, "error": result.error, "seconds": round(result.seconds, 3), "metrics": dict(result.metrics)}
-        emit(args, data, lambda d: "\n".join([f"{d['job']}: {d['status']} in {d['seconds']}s" + (f" — {d['error']}" if d["error"] else "")] + [f"  {k}: {v}" for k, v in d["metrics"].items()]))
+        data = {
+            "job": args.job,
+            "status": result.status,
+            "error": result.error,
+            "seconds": round(result.seconds, 3),
+            "metrics": dict(result.metrics),
+        }
+        emit(
+            args,
+            data,
+            lambda d: "\n".join(
+                [f"{d['job']}: {d['status']} in {d['seconds']}s" + (f" — {d['error']}" if d["error"] else "")]
+                + [f"  {k}: {v}" for k, v in d["metrics"].items()]
+            ),
+        )
         return 0 if result.status == "ok" else 1
     await host.open(with_bus=False)
     rows = []
@@ -158,10 +241,36 @@ async def cmd_jobs(host: Host, args: argparse.Namespace) -> int:
         enabled = await host.enabled(n)
         for j in s.manifest.jobs:
             last = await host.require_pool().fetchrow(
-                "SELECT status, started_at FROM host.job_runs WHERE module = $1 AND job = $2 ORDER BY started_at DESC LIMIT 1", n, j.name
+                "SELECT status, started_at FROM host.job_runs WHERE module = $1 AND job = $2 ORDER BY started_at DESC LIMIT 1",
+                n,
+                j.name,
             )
-            rows.append({"job": f"{n}.{j.name}", "trigger": host.trigger_for(n, j), "enabled": enabled, "last_status": last and last["status"], "last_run": last and last["started_at"]})
-    emit(args, rows, lambda d: table([(r["job"], r["trigger"], "yes" if r["enabled"] else "no", r["last_status"] or "-", r["last_run"] or "-") for r in d], ["job", "trigger", "enabled", "last", "at"]))
+            rows.append(
+                {
+                    "job": f"{n}.{j.name}",
+                    "trigger": host.trigger_for(n, j),
+                    "enabled": enabled,
+                    "last_status": last and last["status"],
+                    "last_run": last and last["started_at"],
+                }
+            )
+    emit(
+        args,
+        rows,
+        lambda d: table(
+            [
+                (
+                    r["job"],
+                    r["trigger"],
+                    "yes" if r["enabled"] else "no",
+                    r["last_status"] or "-",
+                    r["last_run"] or "-",
+                )
+                for r in d
+            ],
+            ["job", "trigger", "enabled", "last", "at"],
+        ),
+    )
     return 0
 
 
@@ -169,7 +278,7 @@ async def cmd_bus_tail(host: Host, args: argparse.Namespace) -> int:
     from host import bus
 
     url = host.config.nats_url or await asyncio.to_thread(host.services.nats.start)
-    nc = await bus.connect(url)
+    nc = await bus.connect(str(url))
     seen = 0
     done = asyncio.Event()
 
@@ -204,16 +313,41 @@ async def cmd_contexts(host: Host, args: argparse.Namespace) -> int:
             if ctx is None:
                 raise UserError(f"no context {args.key!r}", "list them with `feedeater contexts list`")
             ctx["messages"] = await contexts.messages(conn, owner, source_key)
-            emit(args, ctx, lambda c: "\n".join([f"{c['owner_module']}:{c['source_key']} v{c['version']} updated {c['updated_at']}", c["summary_short"], "", c["summary_long"], *[f"- {p}" for p in c["key_points"]], f"({c['message_count']} messages)"]))
+            emit(
+                args,
+                ctx,
+                lambda c: "\n".join(
+                    [
+                        f"{c['owner_module']}:{c['source_key']} v{c['version']} updated {c['updated_at']}",
+                        c["summary_short"],
+                        "",
+                        c["summary_long"],
+                        *[f"- {p}" for p in c["key_points"]],
+                        f"({c['message_count']} messages)",
+                    ]
+                ),
+            )
             return 0
         rows = await contexts.list_all(conn, args.module)
-    emit(args, rows, lambda d: table([(f"{r['owner_module']}:{r['source_key']}", r["version"], r["updated_at"], r["summary_short"]) for r in d], ["context", "v", "updated", "summary"]))
+    emit(
+        args,
+        rows,
+        lambda d: table(
+            [
+                (f"{r['owner_module']}:{r['source_key']}", r["version"], r["updated_at"], r["summary_short"])
+                for r in d
+            ],
+            ["context", "v", "updated", "summary"],
+        ),
+    )
     return 0
 
 
 # -- parser --------------------------------------------------------------------------------------
 def build_parser(specs: dict[str, module.ModuleSpec]) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="feedeater", description="A plugin host that eats many sources into one message bus.")
+    parser = argparse.ArgumentParser(
+        prog="feedeater", description="A plugin host that eats many sources into one message bus."
+    )
     parser.add_argument("--log-level", default=None, help="DEBUG, INFO (default), WARNING")
     sub = parser.add_subparsers(dest="command", required=True)
 

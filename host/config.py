@@ -40,4 +40,6 @@ def _int_env(env: dict[str, str], key: str, default: int) -> int:
     try:
         return int(raw)
     except ValueError:
-        raise UserError(f"{key}={raw!r} is not a whole number", f"set {key} to a port such as {default}") from None
+        raise UserError(
+            f"{key}={raw!r} is not a whole number", f"set {key} to a port such as {default}"
+        ) from None

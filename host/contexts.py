@@ -38,8 +38,16 @@ async def update(
                key_points = EXCLUDED.key_points, embedding = EXCLUDED.embedding, meta = EXCLUDED.meta,
                version = host.contexts.version + 1, message_id = EXCLUDED.message_id, updated_at = EXCLUDED.updated_at
            RETURNING version""",
-        module, source_key, short, summary_long, list(key_points), embedding, meta or {}, message_id, now,
-    )  # fmt: skip
+        module,
+        source_key,
+        short,
+        summary_long,
+        list(key_points),
+        embedding,
+        meta or {},
+        message_id,
+        now,
+    )
     event = context_updated(
         module,
         source_key=source_key,
@@ -55,32 +63,45 @@ async def update(
     return version
 
 
-_COLUMNS = "owner_module, source_key, summary_short, summary_long, key_points, meta, version, message_id, updated_at"
+_COLUMNS = (
+    "owner_module, source_key, summary_short, summary_long, key_points, meta, version, message_id, updated_at"
+)
 
 
 async def get(conn: asyncpg.Connection, module: str, source_key: str) -> dict[str, Any] | None:
-    row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM host.contexts WHERE owner_module = $1 AND source_key = $2", module, source_key)
+    row = await conn.fetchrow(
+        f"SELECT {_COLUMNS} FROM host.contexts WHERE owner_module = $1 AND source_key = $2",
+        module,
+        source_key,
+    )
     if row is None:
         return None
     ctx = dict(row)
     ctx["message_count"] = await conn.fetchval(
-        "SELECT count(*) FROM host.context_messages WHERE owner_module = $1 AND source_key = $2", module, source_key
+        "SELECT count(*) FROM host.context_messages WHERE owner_module = $1 AND source_key = $2",
+        module,
+        source_key,
     )
     return ctx
 
 
 async def list_all(conn: asyncpg.Connection, module: str | None = None) -> list[dict[str, Any]]:
     rows = await conn.fetch(
-        f"SELECT {_COLUMNS} FROM host.contexts WHERE $1::text IS NULL OR owner_module = $1 ORDER BY updated_at DESC", module
+        f"SELECT {_COLUMNS} FROM host.contexts WHERE $1::text IS NULL OR owner_module = $1 ORDER BY updated_at DESC",
+        module,
     )
     return [dict(r) for r in rows]
 
 
-async def messages(conn: asyncpg.Connection, module: str, source_key: str, limit: int = 20) -> list[uuid.UUID]:
+async def messages(
+    conn: asyncpg.Connection, module: str, source_key: str, limit: int = 20
+) -> list[uuid.UUID]:
     """The ids of the newest messages linked to a context."""
     rows = await conn.fetch(
         """SELECT message_id FROM host.context_messages WHERE owner_module = $1 AND source_key = $2
            ORDER BY created_at DESC LIMIT $3""",
-        module, source_key, limit,
-    )  # fmt: skip
+        module,
+        source_key,
+        limit,
+    )
     return [r["message_id"] for r in rows]

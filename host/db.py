@@ -30,7 +30,9 @@ async def connect(url: str, **kwargs: Any) -> asyncpg.Connection:
 
 async def create_pool(url: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
     try:
-        pool = await asyncpg.create_pool(url, min_size=min_size, max_size=max_size, init=_init_connection, timeout=10)
+        pool = await asyncpg.create_pool(
+            url, min_size=min_size, max_size=max_size, init=_init_connection, timeout=10
+        )
     except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
         raise UserError(
             f"cannot connect to PostgreSQL at {redact(url)}: {exc}",

@@ -68,7 +68,11 @@ class Event:
 
 
 def message_created(module: str, message: dict[str, Any]) -> Event:
-    return Event(uuid.UUID(message["id"]), subject(module, "messageCreated"), {"type": "MessageCreated", "message": message})
+    return Event(
+        uuid.UUID(message["id"]),
+        subject(module, "messageCreated"),
+        {"type": "MessageCreated", "message": message},
+    )
 
 
 def message_updated(module: str, message: dict[str, Any], revision: str) -> Event:

@@ -39,8 +39,13 @@ def parse_trigger(spec: str) -> BaseTrigger:
         try:
             return CronTrigger.from_crontab(spec, timezone="UTC")
         except ValueError as exc:
-            raise UserError(f"bad crontab {spec!r}: {exc}", "use five fields: minute hour day month weekday") from None
-    raise UserError(f"bad job trigger {spec!r}", "use an interval such as 60s, 5m, 1h, 1d or a crontab such as '0 3 * * *'")
+            raise UserError(
+                f"bad crontab {spec!r}: {exc}", "use five fields: minute hour day month weekday"
+            ) from None
+    raise UserError(
+        f"bad job trigger {spec!r}",
+        "use an interval such as 60s, 5m, 1h, 1d or a crontab such as '0 3 * * *'",
+    )
 
 
 def trigger_override_key(module: str, job: str) -> str:
@@ -61,8 +66,11 @@ async def run_job(ctx: ModuleContext, job: Job, *, trigger: str) -> JobResult:
     name = f"{ctx.name}.{job.name}"
     run_id: int = await ctx.pool.fetchval(
         "INSERT INTO host.job_runs (module, job, host_id, trigger, status) VALUES ($1, $2, $3, $4, 'running') RETURNING id",
-        ctx.name, job.name, ctx.host_id, trigger,
-    )  # fmt: skip
+        ctx.name,
+        job.name,
+        ctx.host_id,
+        trigger,
+    )
     started = time.monotonic()
     metrics: Mapping[str, Any] = {}
     error: str | None = None
@@ -79,12 +87,18 @@ async def run_job(ctx: ModuleContext, job: Job, *, trigger: str) -> JobResult:
     try:
         await ctx.pool.execute(
             "UPDATE host.job_runs SET finished_at = now(), status = $2, error = $3, metrics = $4 WHERE id = $1",
-            run_id, status, error, _jsonable(metrics),
-        )  # fmt: skip
+            run_id,
+            status,
+            error,
+            _jsonable(metrics),
+        )
     except Exception as exc:  # the database may be the reason the job failed
         log.warning("could not record the end of job run %s: %s", run_id, exc)
     return JobResult(run_id, status, error, metrics, seconds)
 
 
 def _jsonable(metrics: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: (v if isinstance(v, int | float | str | bool | type(None) | list | dict) else str(v)) for k, v in metrics.items()}
+    return {
+        k: (v if isinstance(v, int | float | str | bool | type(None) | list | dict) else str(v))
+        for k, v in metrics.items()
+    }

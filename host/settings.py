@@ -86,6 +86,8 @@ async def store(conn: asyncpg.Connection, manifest: Manifest, key: str, raw: str
     await conn.execute(
         """INSERT INTO host.settings (module, key, value) VALUES ($1, $2, $3)
            ON CONFLICT (module, key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()""",
-        manifest.name, key, value,
-    )  # fmt: skip
+        manifest.name,
+        key,
+        value,
+    )
     return value

@@ -82,8 +82,22 @@ async def reset_stream(url: str) -> None:
         await nc.close()
 
 
-def make_host(tmp_path: Path, database_url: str, nats_url: str, *, host_id: str = "test-host", env: dict[str, str] | None = None) -> Host:
-    config = HostConfig(home=tmp_path, database_url=database_url, nats_url=nats_url, http_host="127.0.0.1", http_port=0, host_id=host_id)
+def make_host(
+    tmp_path: Path,
+    database_url: str,
+    nats_url: str,
+    *,
+    host_id: str = "test-host",
+    env: dict[str, str] | None = None,
+) -> Host:
+    config = HostConfig(
+        home=tmp_path,
+        database_url=database_url,
+        nats_url=nats_url,
+        http_host="127.0.0.1",
+        http_port=0,
+        host_id=host_id,
+    )
     base = {"FEEDEATER_RSS_ALLOW_PRIVATE_NETWORKS": "true"}  # tests serve feeds on loopback
     return Host(config, env={**base, **(env or {})})
 
@@ -103,7 +117,9 @@ class BusReader:
     def __init__(self, js: JetStreamContext) -> None:
         self.js = js
 
-    async def all(self, subject: str = "feedeater.>", *, expect: int | None = None, timeout: float = 10) -> list[dict[str, Any]]:
+    async def all(
+        self, subject: str = "feedeater.>", *, expect: int | None = None, timeout: float = 10
+    ) -> list[dict[str, Any]]:
         """Every message in the stream on `subject`, in stream order, with its Nats-Msg-Id under `_msg_id`."""
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
@@ -120,7 +136,10 @@ class BusReader:
         if info.state.messages == 0:
             return []
         sub = await self.js.subscribe(
-            subject, stream=STREAM, ordered_consumer=True, config=ConsumerConfig(deliver_policy=DeliverPolicy.ALL)
+            subject,
+            stream=STREAM,
+            ordered_consumer=True,
+            config=ConsumerConfig(deliver_policy=DeliverPolicy.ALL),
         )
         out: list[dict[str, Any]] = []
         try:

@@ -29,13 +29,19 @@ def parse_assignment(text: str) -> tuple[str, Any]:
         return key, (raw or None) if key == "folder" else raw
     if raw.lower() in ("", "default", "auto"):
         return key, None
-    bounds = {"interval": (1, 10080, "minutes"), "retention": (1, 36500, "days"), "lookback": (1, 168, "hours")}[key]
+    bounds = {
+        "interval": (1, 10080, "minutes"),
+        "retention": (1, 36500, "days"),
+        "lookback": (1, 168, "hours"),
+    }[key]
     try:
         number = float(raw)
     except ValueError:
         raise UserError(f"{key}={raw!r} is not a number", f"give {bounds[2]}, or 'default'") from None
     if not bounds[0] <= number <= bounds[1]:
-        raise UserError(f"{key}={raw} is out of range", f"use {bounds[0]}–{bounds[1]} {bounds[2]}, or 'default'")
+        raise UserError(
+            f"{key}={raw} is out of range", f"use {bounds[0]}–{bounds[1]} {bounds[2]}, or 'default'"
+        )
     return key, round(number * 60) if key == "interval" else int(number)
 
 
@@ -51,31 +57,59 @@ async def cmd(host: Host, args: argparse.Namespace) -> int:
     async with ctx.pool.acquire() as conn:
         action = args.rss_action
         if action == "add":
-            row, created = await subscribe.subscribe(conn, ctx.state["fetcher"], args.url, folder=args.folder, interval_minutes=args.interval)
-            emit(args, {"id": row.id, "url": row.url, "title": row.title, "created": created},
-                 lambda d: f"{'added' if d['created'] else 'already subscribed:'} feed {d['id']}: {d['title'] or d['url']} <{d['url']}>")  # fmt: skip
+            row, created = await subscribe.subscribe(
+                conn, ctx.state["fetcher"], args.url, folder=args.folder, interval_minutes=args.interval
+            )
+            emit(
+                args,
+                {"id": row.id, "url": row.url, "title": row.title, "created": created},
+                lambda d: (
+                    f"{'added' if d['created'] else 'already subscribed:'} feed {d['id']}: {d['title'] or d['url']} <{d['url']}>"
+                ),
+            )
         elif action == "remove":
             feed = await store.get_feed(conn, args.feed)
             await store.remove_feed(conn, feed.id)
             emit(args, {"id": feed.id, "removed": True}, lambda d: f"removed feed {d['id']}")
         elif action == "list":
             rows = await store.list_feeds(conn, args.folder)
-            emit(args, rows, lambda d: table([(r["id"], _state(r), r["folder"] or "", r["entries"], r["title"][:40], r["url"]) for r in d],
-                                             ["id", "state", "folder", "entries", "title", "url"]))  # fmt: skip
+            emit(
+                args,
+                rows,
+                lambda d: table(
+                    [
+                        (r["id"], _state(r), r["folder"] or "", r["entries"], r["title"][:40], r["url"])
+                        for r in d
+                    ],
+                    ["id", "state", "folder", "entries", "title", "url"],
+                ),
+            )
         elif action == "show":
             feed = await store.get_feed(conn, args.feed)
             rows = [r for r in await store.list_feeds(conn) if r["id"] == feed.id]
             recent = await conn.fetch(
-                "SELECT id, title, link, effective_at FROM mod_rss.entries WHERE feed_id = $1 ORDER BY effective_at DESC LIMIT 10", feed.id
+                "SELECT id, title, link, effective_at FROM mod_rss.entries WHERE feed_id = $1 ORDER BY effective_at DESC LIMIT 10",
+                feed.id,
             )
             data = {**rows[0], "recent_entries": [dict(r) for r in recent]}
-            emit(args, data, lambda d: "\n".join([f"{k}: {v}" for k, v in d.items() if k != "recent_entries"]
-                                                 + ["recent entries:"] + [f"  {e['effective_at']:%Y-%m-%d %H:%M}  {e['title']}" for e in d["recent_entries"]]))  # fmt: skip
+            emit(
+                args,
+                data,
+                lambda d: "\n".join(
+                    [f"{k}: {v}" for k, v in d.items() if k != "recent_entries"]
+                    + ["recent entries:"]
+                    + [f"  {e['effective_at']:%Y-%m-%d %H:%M}  {e['title']}" for e in d["recent_entries"]]
+                ),
+            )
         elif action == "set":
             feed = await store.get_feed(conn, args.feed)
             changes = dict(parse_assignment(a) for a in args.assignments)
             updated = await store.update_feed(conn, feed.id, changes)
-            emit(args, {"id": updated.id, "changed": changes}, lambda d: f"feed {d['id']}: " + ", ".join(f"{k}={v}" for k, v in d["changed"].items()))
+            emit(
+                args,
+                {"id": updated.id, "changed": changes},
+                lambda d: f"feed {d['id']}: " + ", ".join(f"{k}={v}" for k, v in d["changed"].items()),
+            )
         elif action == "import":
             path = Path(args.file)
             if not path.is_file():
@@ -84,13 +118,17 @@ async def cmd(host: Host, args: argparse.Namespace) -> int:
                 added, existing = await subscribe.import_opml(conn, path.read_bytes())
             except OpmlError as exc:
                 raise UserError(f"cannot import {path}: {exc}") from None
-            emit(args, {"added": added, "already_present": existing}, lambda d: f"imported {d['added']} feeds ({d['already_present']} already present)")
+            emit(
+                args,
+                {"added": added, "already_present": existing},
+                lambda d: f"imported {d['added']} feeds ({d['already_present']} already present)",
+            )
         elif action == "export":
-            data = await subscribe.export(conn)
+            opml = await subscribe.export(conn)
             if args.file:
-                Path(args.file).write_bytes(data)
+                Path(args.file).write_bytes(opml)
             else:
-                sys.stdout.buffer.write(data)
+                sys.stdout.buffer.write(opml)
     return 0
 
 
@@ -115,14 +153,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = action("add", "subscribe to a feed (or a page advertising one)")
     p.add_argument("url")
     p.add_argument("--folder", default=None)
-    p.add_argument("--interval", type=float, default=None, help="fixed poll interval in minutes (default: adaptive)")
+    p.add_argument(
+        "--interval", type=float, default=None, help="fixed poll interval in minutes (default: adaptive)"
+    )
     p = action("remove", "unsubscribe (deletes its entries)")
     p.add_argument("feed", help="feed id or URL")
     p = action("list", "list subscriptions")
     p.add_argument("--folder", default=None)
     p = action("show", "one feed with its poll state and recent entries")
     p.add_argument("feed", help="feed id or URL")
-    p = action("set", "per-feed overrides: interval=MIN|default enabled=true|false folder=F retention=DAYS lookback=HOURS title=T")
+    p = action(
+        "set",
+        "per-feed overrides: interval=MIN|default enabled=true|false folder=F retention=DAYS lookback=HOURS title=T",
+    )
     p.add_argument("feed", help="feed id or URL")
     p.add_argument("assignments", nargs="+", metavar="key=value")
     p = action("import", "import an OPML file (idempotent)")

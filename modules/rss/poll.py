@@ -13,7 +13,7 @@ import re
 import time
 from collections import Counter
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 import asyncpg
 
@@ -60,7 +60,11 @@ async def run(ctx: ModuleContext) -> dict[str, Any]:
     while True:
         async with ctx.pool.acquire() as conn:
             claims = await store.claim_due(
-                conn, host_id=ctx.host_id, limit=batch, lease_s=int(ctx.settings["lease_seconds"]), now=datetime.now(UTC)
+                conn,
+                host_id=ctx.host_id,
+                limit=batch,
+                lease_s=int(ctx.settings["lease_seconds"]),
+                now=datetime.now(UTC),
             )
         if not claims:
             break
@@ -104,14 +108,21 @@ async def poll_one(ctx: ModuleContext, claim: store.Claim) -> Counter[str]:
     return counts
 
 
-async def _handle_body(ctx: ModuleContext, claim: store.Claim, res: FetchResult, now: datetime) -> Counter[str]:
+async def _handle_body(
+    ctx: ModuleContext, claim: store.Claim, res: FetchResult, now: datetime
+) -> Counter[str]:
     feed = claim.feed
     assert res.body is not None
     async with ctx.pool.acquire() as conn:
         raw_id = await store.save_raw(
-            conn, feed_id=feed.id, url=res.url, status=res.status, headers=res.headers, body=res.body,
+            conn,
+            feed_id=feed.id,
+            url=res.url,
+            status=res.status,
+            headers=res.headers,
+            body=res.body,
             keep=int(ctx.settings["raw_keep"]),
-        )  # fmt: skip
+        )
     parse_started = time.monotonic()
     try:
         parsed = parse_feed(res.body, url=res.url, content_type=res.headers.get("content-type"), now=now)
@@ -119,79 +130,138 @@ async def _handle_body(ctx: ModuleContext, claim: store.Claim, res: FetchResult,
         metrics.PARSE_ERRORS.inc()
         async with ctx.pool.acquire() as conn, conn.transaction():
             await store.mark_parse_error(conn, raw_id, str(exc))
-            await _record_failure(ctx, conn, claim, now, status=200, error=f"not a feed: {exc}", retry_after_s=None)
+            await _record_failure(
+                ctx, conn, claim, now, status=200, error=f"not a feed: {exc}", retry_after_s=None
+            )
         return Counter(parse_errors=1)
     metrics.PARSE_SECONDS.observe(time.monotonic() - parse_started)
     _warn_once(ctx, feed.id, parsed.warnings)
     first_poll = claim.successful_polls == 0
     lookback = feed.lookback_hours or int(ctx.settings["lookback_hours"])
     async with ctx.pool.acquire() as conn, conn.transaction():
-        changes = await store.apply_entries(conn, feed=feed, entries=parsed.entries, now=now, first_poll=first_poll, lookback_hours=lookback)
-        kind = "new_entries" if changes.new else "no_new"
-        decision = _decide(ctx, claim, now, _outcome(kind, parsed, res, changes.new))
-        await store.update_feed_meta(conn, feed.id, _meta_changes(feed, parsed, res) | ({"stale": False} if feed.stale else {}))
+        changes = await store.apply_entries(
+            conn, feed=feed, entries=parsed.entries, now=now, first_poll=first_poll, lookback_hours=lookback
+        )
+        decision = _decide(ctx, claim, now, _outcome(parsed, res, changes.new))
+        await store.update_feed_meta(
+            conn, feed.id, _meta_changes(feed, parsed, res) | ({"stale": False} if feed.stale else {})
+        )
         await store.finish_poll(
-            conn, feed.id,
+            conn,
+            feed.id,
             _success_fields(res, now, decision)
-            | {"ttl_minutes": parsed.ttl_minutes, "skip_hours": sorted(parsed.skip_hours), "skip_days": sorted(parsed.skip_days),
-               "successful_polls": claim.successful_polls + 1},
-        )  # fmt: skip
+            | {
+                "ttl_minutes": parsed.ttl_minutes,
+                "skip_hours": sorted(parsed.skip_hours),
+                "skip_days": sorted(parsed.skip_days),
+                "successful_polls": claim.successful_polls + 1,
+            },
+        )
     metrics.ENTRIES.labels("new").inc(changes.new)
     metrics.ENTRIES.labels("updated").inc(changes.updated)
     log.info(
         "feed %s: %d new, %d updated, %d unchanged, next poll in %.0f min (%s)",
-        feed.id, changes.new, changes.updated, changes.unchanged, decision.interval_s / 60, decision.reason,
-        extra={"feed_id": feed.id, "new": changes.new, "updated": changes.updated, "duplicate": changes.unchanged,
-               "tombstoned": changes.tombstoned, "entries": len(parsed.entries), "parser": parsed.parser},
-    )  # fmt: skip
-    return Counter(new=changes.new, updated=changes.updated, unchanged=changes.unchanged, tombstoned=changes.tombstoned)
+        feed.id,
+        changes.new,
+        changes.updated,
+        changes.unchanged,
+        decision.interval_s / 60,
+        decision.reason,
+        extra={
+            "feed_id": feed.id,
+            "new": changes.new,
+            "updated": changes.updated,
+            "duplicate": changes.unchanged,
+            "tombstoned": changes.tombstoned,
+            "entries": len(parsed.entries),
+            "parser": parsed.parser,
+        },
+    )
+    return Counter(
+        new=changes.new, updated=changes.updated, unchanged=changes.unchanged, tombstoned=changes.tombstoned
+    )
 
 
 async def _handle_no_body(ctx: ModuleContext, claim: store.Claim, res: FetchResult, now: datetime) -> None:
     feed = claim.feed
     async with ctx.pool.acquire() as conn, conn.transaction():
         if res.status == 304:
-            decision = _decide(ctx, claim, now, Outcome(kind="not_modified", ttl_minutes=claim.ttl_minutes, max_age_s=max_age(res.headers),
-                                                        skip_hours=frozenset(claim.skip_hours), skip_days=frozenset(claim.skip_days)))  # fmt: skip
+            decision = _decide(
+                ctx,
+                claim,
+                now,
+                Outcome(
+                    kind="not_modified",
+                    ttl_minutes=claim.ttl_minutes,
+                    max_age_s=max_age(res.headers),
+                    skip_hours=frozenset(claim.skip_hours),
+                    skip_days=frozenset(claim.skip_days),
+                ),
+            )
             await store.finish_poll(conn, feed.id, _success_fields(res, now, decision))
             if feed.stale:
                 await store.update_feed_meta(conn, feed.id, {"stale": False})
             return
         if res.status == 410:
-            log.warning("feed %s: 410 Gone; marked dead (re-enable with `feedeater rss set %s enabled=true`)", feed.id, feed.id)
+            log.warning(
+                "feed %s: 410 Gone; marked dead (re-enable with `feedeater rss set %s enabled=true`)",
+                feed.id,
+                feed.id,
+            )
             await store.update_feed_meta(conn, feed.id, {"dead": True})
         error = res.error or f"HTTP {res.status}"
-        await _record_failure(ctx, conn, claim, now, status=res.status, error=error, retry_after_s=res.retry_after_s)
+        await _record_failure(
+            ctx, conn, claim, now, status=res.status, error=error, retry_after_s=res.retry_after_s
+        )
 
 
 async def _record_failure(
-    ctx: ModuleContext, conn: asyncpg.Connection, claim: store.Claim, now: datetime, *, status: int, error: str, retry_after_s: float | None
+    ctx: ModuleContext,
+    conn: asyncpg.Connection,
+    claim: store.Claim,
+    now: datetime,
+    *,
+    status: int,
+    error: str,
+    retry_after_s: float | None,
 ) -> None:
     errors = claim.consecutive_errors + 1
-    if status == 410:
-        kind = "gone"
-    elif status in (429, 503):
-        kind = "rate_limited"
-    else:
-        kind = "error"
-    decision = _decide(ctx, claim, now, Outcome(kind=kind, retry_after_s=retry_after_s, consecutive_errors=errors))  # type: ignore[arg-type]
+    kind: Literal["gone", "rate_limited", "error"] = (
+        "gone" if status == 410 else "rate_limited" if status in (429, 503) else "error"
+    )
+    decision = _decide(
+        ctx, claim, now, Outcome(kind=kind, retry_after_s=retry_after_s, consecutive_errors=errors)
+    )
     await store.finish_poll(
-        conn, claim.feed.id,
-        {"next_poll_at": decision.next_poll_at, "interval_s": decision.interval_s, "interval_reason": decision.reason,
-         "last_polled_at": now, "last_status": status or None, "last_error_at": now, "last_error": error,
-         "consecutive_errors": errors},
+        conn,
+        claim.feed.id,
+        {
+            "next_poll_at": decision.next_poll_at,
+            "interval_s": decision.interval_s,
+            "interval_reason": decision.reason,
+            "last_polled_at": now,
+            "last_status": status or None,
+            "last_error_at": now,
+            "last_error": error,
+            "consecutive_errors": errors,
+        },
         failed=True,
-    )  # fmt: skip
+    )
     threshold = int(ctx.settings["stale_after_errors"])
     if errors >= threshold and not claim.feed.stale:
-        log.warning("feed %s: %d consecutive failures (last: %s); flagged stale, still polled", claim.feed.id, errors, error)
+        log.warning(
+            "feed %s: %d consecutive failures (last: %s); flagged stale, still polled",
+            claim.feed.id,
+            errors,
+            error,
+        )
         await store.update_feed_meta(conn, claim.feed.id, {"stale": True})
 
 
-def _outcome(kind: str, parsed: Feed, res: FetchResult, new: int) -> Outcome:
+def _outcome(parsed: Feed, res: FetchResult, new: int) -> Outcome:
     times = tuple(e.published for e in parsed.entries if e.published is not None and not e.future_dated)
     return Outcome(
-        kind=kind,  # type: ignore[arg-type]
+        kind="new_entries" if new else "no_new",
         new_entries=new,
         ttl_minutes=parsed.ttl_minutes,
         max_age_s=max_age(res.headers),
@@ -215,10 +285,16 @@ def _decide(ctx: ModuleContext, claim: store.Claim, now: datetime, outcome: Outc
 
 def _success_fields(res: FetchResult, now: datetime, decision: Decision) -> dict[str, Any]:
     fields: dict[str, Any] = {
-        "next_poll_at": decision.next_poll_at, "interval_s": decision.interval_s, "interval_reason": decision.reason,
-        "ewma_s": decision.ewma_s, "last_polled_at": now, "last_status": res.status, "last_success_at": now,
-        "consecutive_errors": 0, "last_error": None,
-    }  # fmt: skip
+        "next_poll_at": decision.next_poll_at,
+        "interval_s": decision.interval_s,
+        "interval_reason": decision.reason,
+        "ewma_s": decision.ewma_s,
+        "last_polled_at": now,
+        "last_status": res.status,
+        "last_success_at": now,
+        "consecutive_errors": 0,
+        "last_error": None,
+    }
     if res.status == 200:  # a 304 keeps the validators we sent
         fields["etag"] = res.etag
         fields["last_modified"] = res.last_modified
@@ -236,7 +312,9 @@ def _meta_changes(feed: store.FeedRow, parsed: Feed, res: FetchResult) -> dict[s
     if parsed.description and parsed.description != feed.description:
         changes["description"] = parsed.description
     if res.permanent_url and res.permanent_url != feed.url:
-        log.info("feed %s: moved permanently %s → %s; stored URL updated", feed.id, feed.url, res.permanent_url)
+        log.info(
+            "feed %s: moved permanently %s → %s; stored URL updated", feed.id, feed.url, res.permanent_url
+        )
         changes["url"] = res.permanent_url
     return changes
 

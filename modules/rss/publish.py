@@ -81,7 +81,12 @@ def build_message(
         "rss": _structured(entry, feed_id, first_seen, revision),
     }
     if entry.link:
-        message["followMePanel"] = {"module": MODULE, "panelId": "entry", "href": entry.link, "label": "Read Article"}
+        message["followMePanel"] = {
+            "module": MODULE,
+            "panelId": "entry",
+            "href": entry.link,
+            "label": "Read Article",
+        }
     return message
 
 

@@ -26,7 +26,14 @@ FEED_COLUMNS = (
     "lookback_hours, dead, stale, created_at"
 )
 # Per-feed fields a user may change with `rss set`, with their column and parser.
-EDITABLE = {"interval": "interval_override_s", "enabled": "enabled", "folder": "folder", "retention": "retention_days", "lookback": "lookback_hours", "title": "title"}
+EDITABLE = {
+    "interval": "interval_override_s",
+    "enabled": "enabled",
+    "folder": "folder",
+    "retention": "retention_days",
+    "lookback": "lookback_hours",
+    "title": "title",
+}
 
 
 @dataclass(slots=True)
@@ -48,7 +55,7 @@ class FeedRow:
 
     @classmethod
     def from_record(cls, r: asyncpg.Record) -> FeedRow:
-        return cls(**{k: r[k] for k in cls.__slots__})  # type: ignore[attr-defined]
+        return cls(**{k: r[k] for k in cls.__slots__})
 
 
 @dataclass(slots=True)
@@ -82,8 +89,14 @@ async def add_feed(
     row = await conn.fetchrow(
         f"""INSERT INTO mod_rss.feeds (url, title, site_url, description, format, folder, interval_override_s)
             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (url) DO NOTHING RETURNING {FEED_COLUMNS}""",
-        url, title, site_url, description, format, folder, interval_override_s,
-    )  # fmt: skip
+        url,
+        title,
+        site_url,
+        description,
+        format,
+        folder,
+        interval_override_s,
+    )
     if row is None:
         existing = await conn.fetchrow(f"SELECT {FEED_COLUMNS} FROM mod_rss.feeds WHERE url = $1", url)
         assert existing is not None
@@ -124,20 +137,27 @@ async def remove_feed(conn: asyncpg.Connection, feed_id: int) -> None:
 async def update_feed(conn: asyncpg.Connection, feed_id: int, changes: dict[str, Any]) -> FeedRow:
     sets = ", ".join(f"{EDITABLE[k]} = ${i + 2}" for i, k in enumerate(changes))
     row = await conn.fetchrow(
-        f"UPDATE mod_rss.feeds SET {sets}, updated_at = now() WHERE id = $1 RETURNING {FEED_COLUMNS}", feed_id, *changes.values()
+        f"UPDATE mod_rss.feeds SET {sets}, updated_at = now() WHERE id = $1 RETURNING {FEED_COLUMNS}",
+        feed_id,
+        *changes.values(),
     )
     if row is None:
         raise UserError(f"no feed {feed_id}", "list feeds with `feedeater rss list`")
     if changes.get("enabled"):  # re-enabling revives a dead feed and polls it soon
         await conn.execute("UPDATE mod_rss.feeds SET dead = false, stale = false WHERE id = $1", feed_id)
-        await conn.execute("UPDATE mod_rss.poll_state SET next_poll_at = now(), consecutive_errors = 0 WHERE feed_id = $1", feed_id)
+        await conn.execute(
+            "UPDATE mod_rss.poll_state SET next_poll_at = now(), consecutive_errors = 0 WHERE feed_id = $1",
+            feed_id,
+        )
     if "interval" in changes:
         await conn.execute("UPDATE mod_rss.poll_state SET next_poll_at = now() WHERE feed_id = $1", feed_id)
     return await get_feed(conn, feed_id)
 
 
 # -- polling -------------------------------------------------------------------------------------
-async def claim_due(conn: asyncpg.Connection, *, host_id: str, limit: int, lease_s: int, now: datetime) -> list[Claim]:
+async def claim_due(
+    conn: asyncpg.Connection, *, host_id: str, limit: int, lease_s: int, now: datetime
+) -> list[Claim]:
     """Lease due feeds to this host. SKIP LOCKED plus the lease means no feed is fetched twice at once,
     and a host killed mid-poll only delays its feeds until the lease expires."""
     rows = await conn.fetch(
@@ -150,35 +170,59 @@ async def claim_due(conn: asyncpg.Connection, *, host_id: str, limit: int, lease
             FROM due, mod_rss.feeds f WHERE p.feed_id = due.feed_id AND f.id = p.feed_id
             RETURNING {", ".join("f." + c.strip() for c in FEED_COLUMNS.split(","))}, p.etag, p.last_modified, p.interval_s,
                       p.successful_polls, p.consecutive_errors, p.ttl_minutes, p.skip_hours, p.skip_days""",
-        now, limit, float(lease_s), host_id,
-    )  # fmt: skip
+        now,
+        limit,
+        float(lease_s),
+        host_id,
+    )
     return [
         Claim(
-            FeedRow.from_record(r), r["etag"], r["last_modified"], r["interval_s"], r["successful_polls"],
-            r["consecutive_errors"], r["ttl_minutes"], list(r["skip_hours"]), list(r["skip_days"]),
-        )  # fmt: skip
+            FeedRow.from_record(r),
+            r["etag"],
+            r["last_modified"],
+            r["interval_s"],
+            r["successful_polls"],
+            r["consecutive_errors"],
+            r["ttl_minutes"],
+            list(r["skip_hours"]),
+            list(r["skip_days"]),
+        )
         for r in rows
     ]
 
 
 async def save_raw(
-    conn: asyncpg.Connection, *, feed_id: int, url: str, status: int, headers: dict[str, str], body: bytes, keep: int
+    conn: asyncpg.Connection,
+    *,
+    feed_id: int,
+    url: str,
+    status: int,
+    headers: dict[str, str],
+    body: bytes,
+    keep: int,
 ) -> int:
     """Store the exact response (content-addressed) before parsing, keeping the last `keep` per feed."""
     digest = hashlib.sha256(body).hexdigest()
     await conn.execute(
         "INSERT INTO mod_rss.raw_blobs (sha256, body, size) VALUES ($1, $2, $3) ON CONFLICT (sha256) DO NOTHING",
-        digest, body, len(body),
-    )  # fmt: skip
+        digest,
+        body,
+        len(body),
+    )
     raw_id: int = await conn.fetchval(
         "INSERT INTO mod_rss.raw_fetches (feed_id, url, status, headers, body_sha256) VALUES ($1, $2, $3, $4, $5) RETURNING id",
-        feed_id, url, status, headers, digest,
-    )  # fmt: skip
+        feed_id,
+        url,
+        status,
+        headers,
+        digest,
+    )
     await conn.execute(
         """DELETE FROM mod_rss.raw_fetches WHERE feed_id = $1 AND id NOT IN (
                SELECT id FROM mod_rss.raw_fetches WHERE feed_id = $1 ORDER BY fetched_at DESC, id DESC LIMIT $2)""",
-        feed_id, max(keep, 1),
-    )  # fmt: skip
+        feed_id,
+        max(keep, 1),
+    )
     return raw_id
 
 
@@ -238,12 +282,17 @@ async def apply_entries(
         r["guid"]: r
         for r in await conn.fetch(
             "SELECT guid, content_hash, revision, first_seen FROM mod_rss.entries WHERE feed_id = $1 AND guid = ANY($2::text[])",
-            feed.id, guids,
-        )  # fmt: skip
+            feed.id,
+            guids,
+        )
     }
     dead = {
         r["guid"]
-        for r in await conn.fetch("SELECT guid FROM mod_rss.tombstones WHERE feed_id = $1 AND guid = ANY($2::text[])", feed.id, guids)
+        for r in await conn.fetch(
+            "SELECT guid FROM mod_rss.tombstones WHERE feed_id = $1 AND guid = ANY($2::text[])",
+            feed.id,
+            guids,
+        )
     }
     fresh = [e for e in entries if e.guid not in known and e.guid not in dead]
     revised = [e for e in entries if e.guid in known and known[e.guid]["content_hash"] != e.content_hash]
@@ -253,8 +302,10 @@ async def apply_entries(
     if seen:
         await conn.execute(
             "UPDATE mod_rss.entries SET last_seen = $3, seen_count = seen_count + 1 WHERE feed_id = $1 AND guid = ANY($2::text[])",
-            feed.id, seen, now,
-        )  # fmt: skip
+            feed.id,
+            seen,
+            now,
+        )
     events: list[Event] = []
     if fresh:
         records = [_entry_record(e, feed.id, now) for e in fresh]
@@ -272,14 +323,20 @@ async def apply_entries(
                            r.partial_content, r.content_hash, $3, $3, r.effective_at
                     FROM jsonb_to_recordset($2::jsonb) AS {_RECORDSET}
                     ON CONFLICT (feed_id, guid) DO NOTHING RETURNING guid""",
-                feed.id, json.dumps(records), now,
-            )  # fmt: skip
+                feed.id,
+                json.dumps(records),
+                now,
+            )
         }
         for e in fresh:
             if e.guid not in inserted:
                 continue
-            realtime = publish.is_realtime(first_poll=first_poll, published=e.published, now=now, lookback_hours=lookback_hours)
-            message = publish.build_message(e, feed_id=feed.id, feed_title=feed.title, first_seen=now, realtime=realtime)
+            realtime = publish.is_realtime(
+                first_poll=first_poll, published=e.published, now=now, lookback_hours=lookback_hours
+            )
+            message = publish.build_message(
+                e, feed_id=feed.id, feed_title=feed.title, first_seen=now, realtime=realtime
+            )
             events.append(publish.created_event(message))
             changes.new_times.append(e.published or now)
         changes.new = len(inserted)
@@ -297,10 +354,17 @@ async def apply_entries(
                     content_hash = r.content_hash, revision = revision + 1
                 FROM jsonb_to_recordset($3::jsonb) AS {_RECORDSET}
                 WHERE feed_id = $1 AND mod_rss.entries.guid = $2""",
-            feed.id, e.guid, json.dumps([rec]),
-        )  # fmt: skip
+            feed.id,
+            e.guid,
+            json.dumps([rec]),
+        )
         message = publish.build_message(
-            e, feed_id=feed.id, feed_title=feed.title, first_seen=row["first_seen"], realtime=False, revision=row["revision"] + 1
+            e,
+            feed_id=feed.id,
+            feed_title=feed.title,
+            first_seen=row["first_seen"],
+            realtime=False,
+            revision=row["revision"] + 1,
         )
         events.append(publish.updated_event(message, e.content_hash))
     changes.updated = len(revised)
@@ -308,7 +372,9 @@ async def apply_entries(
     return changes
 
 
-async def finish_poll(conn: asyncpg.Connection, feed_id: int, fields: dict[str, Any], *, failed: bool = False) -> None:
+async def finish_poll(
+    conn: asyncpg.Connection, feed_id: int, fields: dict[str, Any], *, failed: bool = False
+) -> None:
     """Release the lease and record the poll's outcome (columns of poll_state)."""
     fields = {**fields, "lease_until": None, "leased_by": None}
     sets = ", ".join(f"{k} = ${i + 2}" for i, k in enumerate(fields))
@@ -321,12 +387,16 @@ async def update_feed_meta(conn: asyncpg.Connection, feed_id: int, fields: dict[
     """Parsed or protocol-driven feed changes (title, site link, url after a 301, dead/stale flags).
 
     A permanent redirect onto a URL another feed already has is not applied (the URL is unique)."""
-    if "url" in fields and await conn.fetchval("SELECT 1 FROM mod_rss.feeds WHERE url = $1 AND id <> $2", fields["url"], feed_id):
+    if "url" in fields and await conn.fetchval(
+        "SELECT 1 FROM mod_rss.feeds WHERE url = $1 AND id <> $2", fields["url"], feed_id
+    ):
         fields = {k: v for k, v in fields.items() if k != "url"}
     if not fields:
         return
     sets = ", ".join(f"{k} = ${i + 2}" for i, k in enumerate(fields))
-    await conn.execute(f"UPDATE mod_rss.feeds SET {sets}, updated_at = now() WHERE id = $1", feed_id, *fields.values())
+    await conn.execute(
+        f"UPDATE mod_rss.feeds SET {sets}, updated_at = now() WHERE id = $1", feed_id, *fields.values()
+    )
 
 
 # -- cleanup -------------------------------------------------------------------------------------

@@ -28,7 +28,9 @@ async def _get(fetcher: Fetcher, url: str) -> FetchResult:
     if res.status == 0:
         raise UserError(f"cannot fetch {url}: {res.error}", "check the URL, or the network")
     if res.status != 200 or res.body is None:
-        raise UserError(f"{url} answered HTTP {res.status}", "check the URL; only a 200 response can be subscribed")
+        raise UserError(
+            f"{url} answered HTTP {res.status}", "check the URL; only a 200 response can be subscribed"
+        )
     return res
 
 
@@ -37,7 +39,9 @@ def _parse(res: FetchResult) -> Feed:
     try:
         return parse_feed(res.body, url=res.url, content_type=res.headers.get("content-type"))
     except FeedParseError as exc:
-        raise UserError(f"{res.url} is not an RSS, Atom or JSON feed: {exc}", "give the URL of the feed itself") from None
+        raise UserError(
+            f"{res.url} is not an RSS, Atom or JSON feed: {exc}", "give the URL of the feed itself"
+        ) from None
 
 
 async def validate(fetcher: Fetcher, url: str) -> Validated:
@@ -56,22 +60,37 @@ async def validate(fetcher: Fetcher, url: str) -> Validated:
     found = discover_feeds(res.body, res.url)
     if len(found) > 1:
         choices = "\n".join(f"  {f.url}" + (f"  ({f.title})" if f.title else "") for f in found)
-        raise UserError(f"{url} is a web page advertising {len(found)} feeds:\n{choices}\n", "add one of these URLs")
+        raise UserError(
+            f"{url} is a web page advertising {len(found)} feeds:\n{choices}\n", "add one of these URLs"
+        )
     candidates = found or [DiscoveredFeed(urljoin(res.url, path), None, None) for path in COMMON_FEED_PATHS]
     for candidate in candidates:
         feed_res = await fetcher.fetch(candidate.url)
-        if feed_res.status != 200 or feed_res.body is None or looks_like_html(feed_res.body, feed_res.headers.get("content-type")):
+        if (
+            feed_res.status != 200
+            or feed_res.body is None
+            or looks_like_html(feed_res.body, feed_res.headers.get("content-type"))
+        ):
             continue
         try:
-            parsed = parse_feed(feed_res.body, url=feed_res.url, content_type=feed_res.headers.get("content-type"))
+            parsed = parse_feed(
+                feed_res.body, url=feed_res.url, content_type=feed_res.headers.get("content-type")
+            )
         except FeedParseError:
             continue
         return Validated(feed_res.permanent_url or candidate.url, parsed)
-    raise UserError(f"{url} is a web page that advertises no feed", "find the page's RSS/Atom link and add that URL")
+    raise UserError(
+        f"{url} is a web page that advertises no feed", "find the page's RSS/Atom link and add that URL"
+    )
 
 
 async def subscribe(
-    conn: asyncpg.Connection, fetcher: Fetcher, url: str, *, folder: str | None = None, interval_minutes: float | None = None
+    conn: asyncpg.Connection,
+    fetcher: Fetcher,
+    url: str,
+    *,
+    folder: str | None = None,
+    interval_minutes: float | None = None,
 ) -> tuple[store.FeedRow, bool]:
     """Validate, then store. Nothing is stored when validation fails."""
     if interval_minutes is not None and interval_minutes < 1:
@@ -95,11 +114,16 @@ async def import_opml(conn: asyncpg.Connection, data: bytes) -> tuple[int, int]:
     added = 0
     async with conn.transaction():
         for f in feeds:
-            _row, created = await store.add_feed(conn, url=f.url, title=f.title or "", site_url=f.site_url, folder=f.folder)
+            _row, created = await store.add_feed(
+                conn, url=f.url, title=f.title or "", site_url=f.site_url, folder=f.folder
+            )
             added += created
     return added, len(feeds) - added
 
 
 async def export(conn: asyncpg.Connection) -> bytes:
     rows = await store.list_feeds(conn)
-    return export_opml(OpmlFeed(url=r["url"], title=r["title"] or None, site_url=r["site_url"], folder=r["folder"]) for r in rows)
+    return export_opml(
+        OpmlFeed(url=r["url"], title=r["title"] or None, site_url=r["site_url"], folder=r["folder"])
+        for r in rows
+    )

@@ -16,7 +16,9 @@ from tests.services import BusReader, make_host, reset_stream
 
 
 def ev(n: int, module: str = "test") -> Event:
-    return Event(stable_uuid("test", str(n)), f"feedeater.{module}.messageCreated", {"type": "TestEvent", "n": n})
+    return Event(
+        stable_uuid("test", str(n)), f"feedeater.{module}.messageCreated", {"type": "TestEvent", "n": n}
+    )
 
 
 async def drain(relay: outbox.Relay) -> int:
@@ -126,8 +128,15 @@ async def test_message_created_links_its_context(host) -> None:
     }
     async with host.pool.acquire() as conn, conn.transaction():
         await outbox.enqueue(conn, message_created("test", msg))
-        await contexts.update(conn, module="test", source_key="thing:1", summary_short="s", summary_long="l", key_points=["a"],
-                              now=datetime(2026, 1, 2, tzinfo=UTC))  # fmt: skip
+        await contexts.update(
+            conn,
+            module="test",
+            source_key="thing:1",
+            summary_short="s",
+            summary_long="l",
+            key_points=["a"],
+            now=datetime(2026, 1, 2, tzinfo=UTC),
+        )
     async with host.pool.acquire() as conn:
         assert [str(m) for m in await contexts.messages(conn, "test", "thing:1")] == [msg["id"]]
         ctx = await contexts.get(conn, "test", "thing:1")

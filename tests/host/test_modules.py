@@ -1,0 +1,126 @@
+"""Module contract: discovery, enable/disable, settings resolution, scheduling and recorded job runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from host import settings
+from host.errors import UserError
+from host.jobs import parse_trigger, run_job
+from host.module import Job, Manifest, Setting
+from tests.services import make_host
+
+DEMO = Manifest(
+    name="demo",
+    version="1",
+    description="",
+    settings=(
+        Setting("limit", "int", 5, "how many", min=1, max=10),
+        Setting("mode", "choice", "a", "which", choices=("a", "b")),
+        Setting("token", "str", "", "api token", secret=True),
+        Setting("on", "bool", False, "switch"),
+    ),
+)
+
+
+def test_settings_resolve_default_then_stored_then_env() -> None:
+    assert settings.resolve(DEMO, {}, {})["limit"] == 5
+    assert settings.resolve(DEMO, {"limit": 7}, {})["limit"] == 7
+    assert settings.resolve(DEMO, {"limit": 7}, {"FEEDEATER_DEMO_LIMIT": "9"})["limit"] == 9
+    assert settings.resolve(DEMO, {}, {"FEEDEATER_DEMO_ON": "yes"})["on"] is True
+
+
+@pytest.mark.parametrize(
+    ("key", "raw", "reason"),
+    [
+        ("limit", "11", "above the maximum"),
+        ("limit", "0", "below the minimum"),
+        ("limit", "x", "not an integer"),
+        ("mode", "c", "not one of a, b"),
+        ("on", "maybe", "not true/false"),
+    ],
+)
+def test_bad_setting_is_rejected_with_module_key_and_reason(key: str, raw: str, reason: str) -> None:
+    with pytest.raises(UserError) as err:
+        settings.coerce("demo", DEMO.setting(key), raw)
+    assert f"demo.{key}" in str(err.value) and reason in str(err.value)
+
+
+def test_bad_env_value_is_rejected_too() -> None:
+    with pytest.raises(UserError, match="demo.limit"):
+        settings.resolve(DEMO, {}, {"FEEDEATER_DEMO_LIMIT": "100"})
+
+
+def test_unknown_setting_and_secret_display() -> None:
+    with pytest.raises(UserError, match="unknown setting demo.nope"):
+        DEMO.setting("nope")
+    assert settings.display(DEMO.setting("token"), "sk-123") == "********"
+    assert "sk-123" not in settings.display(DEMO.setting("token"), "sk-123")
+
+
+def test_triggers() -> None:
+    assert parse_trigger("90s").interval.total_seconds() == 90  # type: ignore[attr-defined]
+    assert parse_trigger("5m").interval.total_seconds() == 300  # type: ignore[attr-defined]
+    assert "hour='3'" in str(parse_trigger("0 3 * * *"))
+    for bad in ("soon", "0s", "61 * * * *"):
+        with pytest.raises(UserError):
+            parse_trigger(bad)
+
+
+async def test_stored_setting_is_validated_before_storing(host) -> None:
+    manifest = host.specs["rss"].manifest
+    async with host.pool.acquire() as conn:
+        with pytest.raises(UserError, match="rss.lookback_hours"):
+            await settings.store(conn, manifest, "lookback_hours", "500")
+        assert await conn.fetchval("SELECT count(*) FROM host.settings") == 0
+        await settings.store(conn, manifest, "lookback_hours", "24")
+    assert (await host.resolved_settings("rss"))["lookback_hours"] == 24
+
+
+async def test_disabled_module_schedules_nothing(tmp_path: Path, database_url: str, nats_url: str) -> None:
+    h = make_host(tmp_path, database_url, nats_url)
+    await h.open()
+    try:
+        await h.set_enabled("rss", False)
+        assert await h.start_scheduler() == []
+        assert h.scheduler is not None and h.scheduler.get_jobs() == []
+        with pytest.raises(UserError, match="disabled"):
+            await h.run_job_once("rss.poll")
+        h.scheduler.shutdown(wait=False)
+        await h.set_enabled("rss", True)
+        assert sorted(await h.start_scheduler()) == ["rss.cleanup", "rss.poll"]
+        job = h.scheduler.get_job("rss.poll")
+        assert job is not None and job.max_instances == 1 and job.coalesce is True
+    finally:
+        await h.close()
+
+
+async def test_trigger_override_from_env(tmp_path: Path, database_url: str, nats_url: str) -> None:
+    h = make_host(tmp_path, database_url, nats_url, env={"FEEDEATER_JOB_RSS_POLL": "15s"})
+    await h.open(with_bus=False)
+    try:
+        await h.start_scheduler()
+        assert h.scheduler is not None
+        assert h.scheduler.get_job("rss.poll").trigger.interval.total_seconds() == 15
+    finally:
+        await h.close()
+
+
+async def test_every_run_is_recorded_with_metrics_or_error(host) -> None:
+    ctx = await host.context("rss")
+
+    async def good(_ctx):  # type: ignore[no-untyped-def]
+        return {"fetched": 3}
+
+    async def bad(_ctx):  # type: ignore[no-untyped-def]
+        raise RuntimeError("feed server on fire")
+
+    ok = await run_job(ctx, Job("good", good, "1m"), trigger="manual")
+    failed = await run_job(ctx, Job("bad", bad, "1m"), trigger="schedule")
+    assert ok.status == "ok" and failed.status == "failed"
+    rows = {r["job"]: r for r in await host.pool.fetch("SELECT * FROM host.job_runs")}
+    assert rows["good"]["metrics"] == {"fetched": 3} and rows["good"]["finished_at"] is not None
+    assert rows["bad"]["status"] == "failed" and "feed server on fire" in rows["bad"]["error"]
+    assert rows["bad"]["trigger"] == "schedule" and rows["good"]["host_id"] == "test-host"
