@@ -1,0 +1,470 @@
+"""The polite, bounded HTTP fetcher for feeds.
+
+I/O stays in `Fetcher`; the decisions it makes (redirect targets, Retry-After, body decoding under a size
+cap, error classification) are plain functions and classes that can be tested without a network.
+
+Politeness: conditional GET, compression, a global concurrency cap, a per-host cap and optional per-host
+spacing. Safety: every URL (including each redirect hop) passes `check_url`, every connection goes through
+the address guard of `netguard`, bodies are capped while streaming (raw and decoded, so gzip bombs stop
+early), and each fetch has an overall network-time deadline that a trickling server cannot stretch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import http.cookiejar
+import socket
+import ssl
+import time
+import zlib
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Protocol, Self
+
+import brotli
+import httpcore
+import httpx
+
+from modules.rss.netguard import (
+    AddressPolicy,
+    BlockedURLError,
+    GuardedTransport,
+    check_url,
+    is_public_address,
+)
+
+FEED_ACCEPT = (
+    "application/rss+xml, application/atom+xml, application/feed+json, application/rdf+xml;q=0.9, "
+    "application/xml;q=0.9, text/xml;q=0.9, application/json;q=0.8, */*;q=0.5"
+)
+_ACCEPT_ENCODING = "gzip, deflate, br"  # exactly what BodyDecoder can decode
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_PERMANENT_REDIRECTS = frozenset({301, 308})
+_SUCCESS = frozenset({200, 304})
+_DRAIN_LIMIT = 64 * 1024  # small error/redirect bodies are read so the connection can be reused
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResult:
+    """The outcome of one fetch.
+
+    `status` is non-zero exactly when a final (non-redirect) HTTP response arrived; then `headers` holds it.
+    `error_kind` is "http" for every final status other than 200/304. Validators (`etag`, `last_modified`)
+    are only reported for 200/304, so a caller can store them without checking the status again.
+    """
+
+    status: int
+    url: str  # the last URL requested or attempted: the final URL after the redirects followed
+    permanent_url: str | None  # set when every hop was 301/308 and the fetch succeeded (200/304)
+    body: bytes | None  # decoded body for 200, else None
+    headers: dict[str, str]  # lower-cased names
+    etag: str | None
+    last_modified: str | None
+    retry_after_s: float | None
+    error: str | None
+    error_kind: str | None  # network | dns | tls | timeout | too_large | blocked | redirects | http
+    elapsed_s: float  # wall time of the fetch() call, including waiting for concurrency slots
+    redirects: tuple[str, ...]  # each redirect target followed, in order
+
+
+class FetchError(Exception):
+    """A fetch failure the fetcher detects itself; `kind` is a FetchResult.error_kind. Never escapes fetch()."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def parse_retry_after(value: str | None, now: datetime) -> float | None:
+    """Seconds to wait from a Retry-After value (delta-seconds or HTTP-date); past dates give 0."""
+    if value is None:
+        return None
+    text = value.strip()
+    if text.isascii() and text.isdigit():
+        return float(text)
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)
+    return max(0.0, (when - now).total_seconds())
+
+
+def resolve_redirect(base: str, location: str) -> str:
+    """The checked absolute URL a Location header points to (relative references resolve against `base`)."""
+    try:
+        target = str(httpx.URL(base).join(location.strip()))
+    except httpx.InvalidURL as exc:
+        raise BlockedURLError(f"malformed redirect target {location!r}: {exc}") from exc
+    return check_url(target)
+
+
+class _Stage(Protocol):
+    def feed(self, data: bytes, limit: int) -> bytes: ...
+    def finish(self) -> bytes: ...
+
+
+class _ZlibStage:
+    """gzip or deflate; deflate falls back to raw DEFLATE, which many servers send instead of zlib."""
+
+    def __init__(self, wbits: int) -> None:
+        self._decompressor = zlib.decompressobj(wbits)
+        self._raw_fallback = wbits == zlib.MAX_WBITS
+        self._started = False
+
+    def feed(self, data: bytes, limit: int) -> bytes:
+        try:
+            out = self._decompressor.decompress(data, limit)
+        except zlib.error:
+            if not self._raw_fallback or self._started:
+                raise
+            self._decompressor = zlib.decompressobj(-zlib.MAX_WBITS)
+            out = self._decompressor.decompress(data, limit)
+        self._started = True
+        return out
+
+    def finish(self) -> bytes:
+        if not self._decompressor.eof:
+            raise zlib.error("compressed stream is truncated")
+        return self._decompressor.flush()
+
+
+class _BrotliStage:
+    def __init__(self) -> None:
+        self._decompressor = brotli.Decompressor()
+
+    def feed(self, data: bytes, limit: int) -> bytes:
+        out: bytes = self._decompressor.process(data, output_buffer_limit=limit)
+        return out
+
+    def finish(self) -> bytes:
+        if not self._decompressor.is_finished():
+            raise brotli.error("compressed stream is truncated")
+        return b""
+
+
+def _stage(coding: str) -> _Stage:
+    if coding in ("gzip", "x-gzip"):
+        return _ZlibStage(16 + zlib.MAX_WBITS)
+    if coding == "deflate":
+        return _ZlibStage(zlib.MAX_WBITS)
+    if coding == "br":
+        return _BrotliStage()
+    raise FetchError("network", f"unsupported Content-Encoding: {coding}")
+
+
+@contextmanager
+def _decoding() -> Iterator[None]:
+    try:
+        yield
+    except (zlib.error, brotli.error) as exc:
+        raise FetchError("network", f"undecodable body: {exc}") from exc
+
+
+class BodyDecoder:
+    """Decodes a Content-Encoding'd body incrementally and refuses to hold more than `max_bytes`.
+
+    Both the raw byte count and the decoded byte count are capped, and every decompression step is asked
+    for at most one byte more than the remaining budget, so a gzip or brotli bomb costs at most
+    `max_bytes` of memory before FetchError("too_large") is raised.
+    """
+
+    def __init__(self, content_encoding: str | None, max_bytes: int) -> None:
+        codings = [c.strip().lower() for c in (content_encoding or "").split(",")]
+        self._stages = [_stage(c) for c in reversed(codings) if c and c != "identity"]
+        self._max_bytes = max_bytes
+        self._raw = 0
+        self._size = 0
+        self._chunks: list[bytes] = []
+
+    def _too_large(self) -> FetchError:
+        return FetchError("too_large", f"body larger than {self._max_bytes} bytes")
+
+    def _run(self, data: bytes, first_stage: int) -> None:
+        """Push `data` through the stages from `first_stage` on and keep what comes out."""
+        with _decoding():
+            for stage in self._stages[first_stage:]:
+                if not data:
+                    return
+                data = stage.feed(data, self._max_bytes - self._size + 1)
+        if self._size + len(data) > self._max_bytes:
+            raise self._too_large()
+        self._size += len(data)
+        self._chunks.append(data)
+
+    def feed(self, chunk: bytes) -> None:
+        self._raw += len(chunk)
+        if self._raw > self._max_bytes:
+            raise self._too_large()
+        self._run(chunk, 0)
+
+    def finish(self) -> bytes:
+        """The whole decoded body; raises when a compressed stream was cut short."""
+        if self._raw:
+            for i, stage in enumerate(self._stages):
+                with _decoding():
+                    tail = stage.finish()
+                self._run(tail, i + 1)
+        return b"".join(self._chunks)
+
+
+def _sendable(validator: str) -> bool:
+    """Stored validators go back verbatim; one httpx/h11 cannot send (non-ASCII, CR/LF) is dropped instead
+    of failing every future fetch of the feed. The server then answers 200 and supplies a fresh one."""
+    return validator.isascii() and validator.isprintable()
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def classify_error(exc: BaseException) -> tuple[str, str]:
+    """(error_kind, one-line message) for an exception raised while fetching."""
+    chain: list[BaseException] = []
+    link: BaseException | None = exc
+    while link is not None and link not in chain:
+        chain.append(link)
+        link = link.__cause__ or link.__context__
+    for cause in chain:
+        if isinstance(cause, FetchError):
+            return cause.kind, _one_line(cause)
+        if isinstance(cause, BlockedURLError):
+            return "blocked", f"blocked: {_one_line(cause)}"
+    for cause in chain:
+        if isinstance(cause, TimeoutError | httpx.TimeoutException | httpcore.TimeoutException):
+            return "timeout", _one_line(exc)
+        if isinstance(cause, socket.gaierror):
+            return "dns", f"DNS lookup failed: {_one_line(cause)}"
+        if isinstance(cause, ssl.SSLError):
+            return "tls", f"TLS error: {_one_line(cause)}"
+        if isinstance(cause, ConnectionRefusedError):
+            return "network", f"connection refused: {_one_line(cause)}"
+    return "network", f"{type(exc).__name__}: {_one_line(exc)}"
+
+
+_FETCH_ERRORS = (httpx.HTTPError, OSError, BlockedURLError, FetchError)  # TimeoutError is an OSError
+
+
+@dataclass(slots=True)
+class _Hop:
+    status: int
+    headers: httpx.Headers
+    body: bytes | None
+    elapsed_s: float
+
+
+class _HostGate:
+    """Per-host concurrency and spacing; exists only while the host has users or a spacing wait pending."""
+
+    __slots__ = ("next_start", "semaphore", "users")
+
+    def __init__(self, limit: int) -> None:
+        self.semaphore = asyncio.Semaphore(limit)
+        self.users = 0
+        self.next_start = 0.0
+
+
+class Fetcher:
+    """Fetches feeds over one pooled httpx client. `fetch` never raises for network or HTTP problems.
+
+    `timeout_s` bounds the network time of a whole fetch (all redirect hops, connect, headers and body);
+    time spent waiting for a concurrency slot is not counted, so a long queue for one host does not turn
+    into timeouts. `address_policy` decides which resolved addresses may be connected to;
+    `allow_private_networks=True` switches the address check off (the URL check stays).
+    """
+
+    def __init__(
+        self,
+        *,
+        user_agent: str,
+        timeout_s: float = 30.0,
+        max_bytes: int = 10 * 1024 * 1024,
+        global_limit: int = 50,
+        per_host_limit: int = 2,
+        per_host_delay_s: float = 0.0,
+        allow_private_networks: bool = False,
+        max_redirects: int = 5,
+        address_policy: AddressPolicy = is_public_address,
+    ) -> None:
+        self._timeout_s = timeout_s
+        self._max_bytes = max_bytes
+        self._per_host_limit = per_host_limit
+        self._per_host_delay_s = per_host_delay_s
+        self._max_redirects = max_redirects
+        self._global = asyncio.Semaphore(global_limit)
+        self._gates: dict[str, _HostGate] = {}
+        transport = GuardedTransport(
+            None if allow_private_networks else address_policy,
+            http2=True,
+            limits=httpx.Limits(max_connections=global_limit, max_keepalive_connections=global_limit),
+        )
+        self._client = httpx.AsyncClient(
+            transport=transport,
+            headers={"User-Agent": user_agent, "Accept-Encoding": _ACCEPT_ENCODING},
+            timeout=httpx.Timeout(timeout_s),
+            follow_redirects=False,
+            # No env proxies (they would bypass the address guard), no ~/.netrc credentials, and no cookies
+            # shared between unrelated feeds.
+            trust_env=False,
+            cookies=http.cookiejar.CookieJar(http.cookiejar.DefaultCookiePolicy(allowed_domains=[])),
+        )
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def fetch(
+        self,
+        url: str,
+        *,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        accept: str = FEED_ACCEPT,
+    ) -> FetchResult:
+        started = time.monotonic()
+        headers = {"Accept": accept}
+        if etag and _sendable(etag):
+            headers["If-None-Match"] = etag
+        if last_modified and _sendable(last_modified):
+            headers["If-Modified-Since"] = last_modified
+        current = url
+        redirects: list[str] = []
+        permanent = True
+        try:
+            current = check_url(url)
+            seen = {current}
+            spent = 0.0
+            while True:
+                hop = await self._exchange(current, headers, self._timeout_s - spent)
+                spent += hop.elapsed_s
+                location = hop.headers.get("location")
+                if hop.status not in _REDIRECTS or location is None:
+                    break
+                target = resolve_redirect(current, location)
+                if target in seen:
+                    raise FetchError("redirects", f"redirect loop: {current} -> {target}")
+                if len(redirects) >= self._max_redirects:
+                    raise FetchError("redirects", f"more than {self._max_redirects} redirects")
+                permanent = permanent and hop.status in _PERMANENT_REDIRECTS
+                redirects.append(target)
+                seen.add(target)
+                current = target
+        except _FETCH_ERRORS as exc:
+            kind, message = classify_error(exc)
+            if kind == "timeout":
+                message = f"no complete response within {self._timeout_s:g}s ({message})"
+            return FetchResult(
+                status=0,
+                url=current,
+                permanent_url=None,
+                body=None,
+                headers={},
+                etag=None,
+                last_modified=None,
+                retry_after_s=None,
+                error=message,
+                error_kind=kind,
+                elapsed_s=time.monotonic() - started,
+                redirects=tuple(redirects),
+            )
+        ok = hop.status in _SUCCESS
+        retry_after = hop.headers.get("retry-after")
+        return FetchResult(
+            status=hop.status,
+            url=current,
+            permanent_url=current if ok and permanent and redirects else None,
+            body=hop.body,
+            headers=dict(hop.headers.items()),
+            etag=hop.headers.get("etag") if ok else None,
+            last_modified=hop.headers.get("last-modified") if ok else None,
+            retry_after_s=parse_retry_after(retry_after, datetime.now(UTC)) if retry_after else None,
+            error=None if ok else f"HTTP {hop.status} {httpx.codes.get_reason_phrase(hop.status)}".rstrip(),
+            error_kind=None if ok else "http",
+            elapsed_s=time.monotonic() - started,
+            redirects=tuple(redirects),
+        )
+
+    async def _exchange(self, url: str, headers: dict[str, str], budget_s: float) -> _Hop:
+        """One request/response inside the concurrency slots and the remaining time budget."""
+        request = self._client.build_request("GET", url, headers=headers)
+        async with self._slot(request.url.host):
+            started = time.monotonic()
+            async with asyncio.timeout(budget_s):
+                response = await self._client.send(request, stream=True)
+                try:
+                    if response.status_code == 200:
+                        body: bytes | None = await self._read_body(response)
+                    else:
+                        body = None
+                        await _drain(response)
+                finally:
+                    await response.aclose()
+            return _Hop(response.status_code, response.headers, body, time.monotonic() - started)
+
+    async def _read_body(self, response: httpx.Response) -> bytes:
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self._max_bytes:
+            raise FetchError("too_large", f"Content-Length {declared} exceeds {self._max_bytes} bytes")
+        decoder = BodyDecoder(response.headers.get("content-encoding"), self._max_bytes)
+        async for chunk in response.aiter_raw():
+            decoder.feed(chunk)
+        return decoder.finish()
+
+    @asynccontextmanager
+    async def _slot(self, host: str) -> AsyncIterator[None]:
+        """Per-host slot (with spacing between request starts), then a global slot.
+
+        The host slot is taken first so requests queued for one busy host never sit on global slots. Start
+        times are reserved before the global slot is taken, so spacing is exact unless the global limit is
+        saturated (then a delayed request may start closer to the next one; it never starts earlier).
+        """
+        gate = self._gates.get(host)
+        if gate is None:
+            gate = self._gates[host] = _HostGate(self._per_host_limit)
+        gate.users += 1
+        try:
+            async with gate.semaphore:
+                if self._per_host_delay_s > 0:
+                    now = asyncio.get_running_loop().time()
+                    start = max(now, gate.next_start)
+                    gate.next_start = start + self._per_host_delay_s
+                    if start > now:
+                        await asyncio.sleep(start - now)
+                async with self._global:
+                    yield
+        finally:
+            gate.users -= 1
+            self._retire(host, gate)
+
+    def _retire(self, host: str, gate: _HostGate) -> None:
+        """Forget an idle host's gate, once its spacing window has passed, so memory doesn't grow with hosts."""
+        if gate.users or self._gates.get(host) is not gate:
+            return
+        loop = asyncio.get_running_loop()
+        if gate.next_start <= loop.time():
+            del self._gates[host]
+        else:
+            loop.call_at(gate.next_start, self._retire, host, gate)
+
+
+async def _drain(response: httpx.Response) -> None:
+    """Read a small unwanted body so the connection goes back to the pool; give up on large ones."""
+    received = 0
+    async for chunk in response.aiter_raw():
+        received += len(chunk)
+        if received > _DRAIN_LIMIT:
+            return
