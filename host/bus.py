@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from urllib.parse import urlsplit
 
 import nats
 from nats.aio.client import Client
@@ -27,6 +29,11 @@ async def connect(url: str, *, name: str = "feedeater", connect_timeout: float =
     async def _quiet(_exc: Exception) -> None:  # nats-py logs to stderr without a callback
         log.debug("nats: %s", _exc)
 
+    if not await _any_reachable(url, connect_timeout):
+        raise UserError(
+            f"cannot connect to NATS at {url}: no server answered",
+            "check FEEDEATER_NATS_URL, or unset it to use the embedded nats-server",
+        )
     try:
         return await nats.connect(
             url,
@@ -42,6 +49,21 @@ async def connect(url: str, *, name: str = "feedeater", connect_timeout: float =
             f"cannot connect to NATS at {url}: {exc or type(exc).__name__}",
             "check FEEDEATER_NATS_URL, or unset it to use the embedded nats-server",
         ) from None
+
+
+async def _any_reachable(url: str, timeout: float) -> bool:
+    """TCP pre-check: nats-py retries an unreachable first server forever when reconnects are allowed."""
+    for server in url.split(","):
+        parsed = urlsplit(server.strip() if "://" in server else f"nats://{server.strip()}")
+        try:
+            _reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(parsed.hostname, parsed.port or 4222), timeout
+            )
+        except (OSError, TimeoutError):
+            continue
+        writer.close()
+        return True
+    return False
 
 
 async def ensure_stream(js: JetStreamContext) -> None:

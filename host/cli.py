@@ -9,6 +9,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
@@ -393,7 +394,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         if args.command == "modules" and args.action in ("enable", "disable") and not args.name:
             parser.error(f"modules {args.action} needs a module name")
-        logs.setup(args.log_level)
+        # One-shot commands stay quiet unless asked; `run` logs at INFO.
+        logs.setup(
+            args.log_level
+            or os.environ.get("FEEDEATER_LOG_LEVEL")
+            or ("INFO" if args.command == "run" else "WARNING")
+        )
         return asyncio.run(_run(host, args))
     except UserError as exc:
         print(f"feedeater: error: {exc}", file=sys.stderr)

@@ -138,14 +138,14 @@ async def _handle_body(
     _warn_once(ctx, feed.id, parsed.warnings)
     first_poll = claim.successful_polls == 0
     lookback = feed.lookback_hours or int(ctx.settings["lookback_hours"])
+    meta = _meta_changes(feed, parsed, res) | ({"stale": False} if feed.stale else {})
+    feed.title = parsed.title or feed.title  # messages carry the feed's current title
     async with ctx.pool.acquire() as conn, conn.transaction():
         changes = await store.apply_entries(
             conn, feed=feed, entries=parsed.entries, now=now, first_poll=first_poll, lookback_hours=lookback
         )
         decision = _decide(ctx, claim, now, _outcome(parsed, res, changes.new))
-        await store.update_feed_meta(
-            conn, feed.id, _meta_changes(feed, parsed, res) | ({"stale": False} if feed.stale else {})
-        )
+        await store.update_feed_meta(conn, feed.id, meta)
         await store.finish_poll(
             conn,
             feed.id,

@@ -7,7 +7,6 @@ written in one transaction by the poll job.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -324,7 +323,7 @@ async def apply_entries(
                     FROM jsonb_to_recordset($2::jsonb) AS {_RECORDSET}
                     ON CONFLICT (feed_id, guid) DO NOTHING RETURNING guid""",
                 feed.id,
-                json.dumps(records),
+                records,
                 now,
             )
         }
@@ -356,7 +355,7 @@ async def apply_entries(
                 WHERE feed_id = $1 AND mod_rss.entries.guid = $2""",
             feed.id,
             e.guid,
-            json.dumps([rec]),
+            [rec],
         )
         message = publish.build_message(
             e,

@@ -40,8 +40,8 @@ def feedeater(env: dict[str, str], *args: str, timeout: float = 60) -> subproces
 
 def assert_one_line_error(res: subprocess.CompletedProcess[str], *needles: str) -> None:
     assert res.returncode == 2, res
-    lines = [line for line in res.stderr.splitlines() if line.strip()]
-    assert lines and lines[0].startswith("feedeater: error: "), res.stderr
+    errors = [line for line in res.stderr.splitlines() if line.startswith("feedeater: error: ")]
+    assert len(errors) == 1, res.stderr
     assert "Traceback" not in res.stderr
     for needle in needles:
         assert needle in res.stderr

@@ -31,10 +31,18 @@ async def test_add_validates_by_fetching_and_stores_metadata(host: Host, feed_se
     feed_server.route("/atom", Route(body=ATOM, headers={"Content-Type": "application/atom+xml"}))
     ctx = await host.context("rss")
     async with host.require_pool().acquire() as conn:
-        row, created = await subscribe.subscribe(conn, ctx.state["fetcher"], feed_server.url("/atom"), folder="Tech/Py", interval_minutes=30)
+        row, created = await subscribe.subscribe(
+            conn, ctx.state["fetcher"], feed_server.url("/atom"), folder="Tech/Py", interval_minutes=30
+        )
         again, created_again = await subscribe.subscribe(conn, ctx.state["fetcher"], feed_server.url("/atom"))
     assert created and not created_again and again.id == row.id
-    assert (row.title, row.site_url, row.folder, row.interval_override_s, row.format) == ("Atom Site", "http://example.org/", "Tech/Py", 1800, "atom1.0")
+    assert (row.title, row.site_url, row.folder, row.interval_override_s, row.format) == (
+        "Atom Site",
+        "http://example.org/",
+        "Tech/Py",
+        1800,
+        "atom1.0",
+    )
 
 
 async def test_add_discovers_the_feed_behind_a_web_page(host: Host, feed_server: FeedServer) -> None:
@@ -63,7 +71,9 @@ async def test_a_page_with_several_feeds_lists_the_choices(host: Host, feed_serv
 
 async def test_page_without_advertised_feed_tries_common_paths(host: Host, feed_server: FeedServer) -> None:
     feed_server.route("/feed", Route(body=ATOM))
-    feed_server.route("/", Route(body=b"<html><body>home</body></html>", headers={"Content-Type": "text/html"}))
+    feed_server.route(
+        "/", Route(body=b"<html><body>home</body></html>", headers={"Content-Type": "text/html"})
+    )
     ctx = await host.context("rss")
     async with host.require_pool().acquire() as conn:
         row, _ = await subscribe.subscribe(conn, ctx.state["fetcher"], feed_server.url("/"))
@@ -74,11 +84,21 @@ async def test_page_without_advertised_feed_tries_common_paths(host: Host, feed_
     ("path", "route", "needle"),
     [
         ("/missing", Route(status=404), "HTTP 404"),
-        ("/junk", Route(body=b"this is plain text, not a feed", headers={"Content-Type": "text/plain"}), "not an RSS, Atom or JSON feed"),
-        ("/page", Route(body=b"<html><body>no feeds here</body></html>", headers={"Content-Type": "text/html"}), "advertises no feed"),
+        (
+            "/junk",
+            Route(body=b"this is plain text, not a feed", headers={"Content-Type": "text/plain"}),
+            "not an RSS, Atom or JSON feed",
+        ),
+        (
+            "/page",
+            Route(body=b"<html><body>no feeds here</body></html>", headers={"Content-Type": "text/html"}),
+            "advertises no feed",
+        ),
     ],
 )
-async def test_invalid_feeds_are_one_clear_error_and_store_nothing(host: Host, feed_server: FeedServer, path: str, route: Route, needle: str) -> None:
+async def test_invalid_feeds_are_one_clear_error_and_store_nothing(
+    host: Host, feed_server: FeedServer, path: str, route: Route, needle: str
+) -> None:
     feed_server.route(path, route)
     ctx = await host.context("rss")
     async with host.require_pool().acquire() as conn:
@@ -124,9 +144,14 @@ async def test_set_overrides_and_list_by_folder(host: Host) -> None:
         a, _ = await store.add_feed(conn, url="http://example.org/a", folder="News")
         await store.add_feed(conn, url="http://example.org/b", folder="News/World")
         await store.add_feed(conn, url="http://example.org/c", folder="Tech")
-        updated = await store.update_feed(conn, a.id, dict([parse_assignment("retention=10"), parse_assignment("enabled=false")]))
+        updated = await store.update_feed(
+            conn, a.id, dict([parse_assignment("retention=10"), parse_assignment("enabled=false")])
+        )
         assert updated.retention_days == 10 and updated.enabled is False
-        assert [r["url"] for r in await store.list_feeds(conn, "News")] == ["http://example.org/a", "http://example.org/b"]
+        assert [r["url"] for r in await store.list_feeds(conn, "News")] == [
+            "http://example.org/a",
+            "http://example.org/b",
+        ]
         with pytest.raises(UserError, match="no feed"):
             await store.get_feed(conn, 999)
 
@@ -136,11 +161,24 @@ def test_cli_user_errors_are_one_line(tmp_path: Path, database_url: str, nats_ur
     env.update(FEEDEATER_HOME=str(tmp_path), FEEDEATER_DATABASE_URL=database_url, FEEDEATER_NATS_URL=nats_url)
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "host.cli", "rss", *args], env=env, capture_output=True, text=True, timeout=60, check=False)
+        return subprocess.run(
+            [sys.executable, "-m", "host.cli", "rss", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
 
     broken = tmp_path / "broken.opml"
     broken.write_bytes(b"<html><body>this is not an outline</body></html>")
-    for args in (["add", "file:///etc/passwd"], ["show", "42"], ["set", "1", "colour=red"], ["import", str(tmp_path / "nope.opml")], ["import", str(broken)]):
+    for args in (
+        ["add", "file:///etc/passwd"],
+        ["show", "42"],
+        ["set", "1", "colour=red"],
+        ["import", str(tmp_path / "nope.opml")],
+        ["import", str(broken)],
+    ):
         res = run(*args)
         assert res.returncode == 2, (args, res.stderr)
         assert res.stderr.startswith("feedeater: error: ") and "Traceback" not in res.stderr, res.stderr
