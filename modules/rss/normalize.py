@@ -1,0 +1,378 @@
+"""Raw parsed items → `model.Entry`: identity, clean absolute URLs, best content, dates, text metrics, hash.
+
+All policy that must be the same for RSS, Atom and JSON Feed lives here, so a feed that switches format
+(or falls back to the lenient parser) keeps its entries' identities and hashes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+from modules.rss.model import Enclosure, Entry, Feed
+from modules.rss.parse.dates import parse_date
+from modules.rss.parse.raw import RawEnclosure, RawFeed, RawItem, RawText
+from modules.rss.sanitize import html_to_text, plain_text, sanitize_html, text_to_html
+
+WORDS_PER_MINUTE = 230
+FUTURE_TOLERANCE = timedelta(minutes=5)  # clock skew between publisher and us is not "future"
+SHORT_EXCERPT_WORDS = 80  # a description/summary shorter than this is a teaser, not the article
+TRUNCATED_MAX_WORDS = 300  # "..." at the end of anything shorter means the text was cut
+# Placeholder dates (0001-01-01, the unix epoch) are "no date", not a real publication time.
+EARLIEST_REAL_DATE = datetime(1971, 1, 1, tzinfo=UTC)
+
+_TRACKING_PARAMS = frozenset({
+    "fbclid", "gclid", "dclid", "gbraid", "wbraid", "msclkid", "yclid", "twclid", "igshid", "mc_cid",
+    "mc_eid", "_hsenc", "_hsmi", "mkt_tok", "oly_anon_id", "oly_enc_id", "vero_id", "vero_conv", "_openstat",
+})  # fmt: skip
+_TRACKING_PREFIXES = ("utm_",)
+_TRACKING_HINT = re.compile(r"utm_|clid|mc_[ce]id|_hs|mkt_tok|igshid|oly_|vero_|_openstat", re.IGNORECASE)
+_SIMPLE_URL = re.compile(r"https?://[a-z0-9.\-]+(?::[0-9]{1,5})?(?=[/?#]|$)")  # lower-case host, no userinfo
+_URL_WHITESPACE = re.compile(r"\s*[\t\r\n]\s*")  # URLs wrapped across lines
+_TRUNCATION_MARKER = re.compile(
+    r"(?:\.\.\.|…|\((?:read )?more\W*\)|read more|continue reading|read the (?:full|rest)\b.{0,30}|more\s*»)\W*$",
+    re.IGNORECASE,
+)
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")  # no spaces between words: count characters
+_EMAIL_WITH_NAME = re.compile(
+    r"^\S+@\S+\s*\((.+)\)$|^(.+?)\s*<\S+@\S+>$"
+)  # RSS: "a@b.c (Name)", "Name <a@b.c>"
+_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+# --- URLs ------------------------------------------------------------------------------------------------
+
+
+def _strip_tracking(query: str) -> str:
+    if not query or not _TRACKING_HINT.search(query):
+        return query
+    kept = []
+    for pair in query.split("&"):
+        name = pair.split("=", 1)[0].lower()
+        if name not in _TRACKING_PARAMS and not name.startswith(_TRACKING_PREFIXES):
+            kept.append(pair)
+    return "&".join(kept)
+
+
+def clean_url(value: str | None, base: str | None = None) -> str | None:
+    """Absolute http(s) URL with lower-case scheme/host and tracking parameters removed; else None."""
+    if not value:
+        return None
+    value = value.strip()
+    if "\n" in value or "\r" in value or "\t" in value:
+        value = _URL_WHITESPACE.sub("", value)
+    value = value.replace(" ", "%20")
+    simple = _SIMPLE_URL.match(value)
+    if simple and not _TRACKING_HINT.search(value, simple.end()):
+        return value  # already clean: the common case, without urllib's cost
+    try:
+        if base and not value.startswith(("http://", "https://")):
+            value = urljoin(base, value)
+        parts = urlsplit(value)
+        scheme = parts.scheme.lower()
+        if scheme not in ("http", "https") or not parts.hostname:
+            return None
+        return urlunsplit(
+            (scheme, parts.netloc.lower(), parts.path, _strip_tracking(parts.query), parts.fragment)
+        )
+    except ValueError:  # malformed IPv6 host, bad port
+        return None
+
+
+def _normalize_guid(guid: str) -> str:
+    """Strip whitespace; lower-case scheme and host of URL guids (paths are case-sensitive: keep them)."""
+    guid = " ".join(guid.split())
+    if guid[:4].lower() == "http":
+        try:
+            parts = urlsplit(guid)
+        except ValueError:
+            return guid
+        if parts.scheme.lower() in ("http", "https") and parts.netloc:
+            return urlunsplit(
+                (parts.scheme.lower(), parts.netloc.lower(), parts.path, parts.query, parts.fragment)
+            )
+    return guid
+
+
+# --- small field parsers ---------------------------------------------------------------------------------
+
+
+def _plain(text: RawText | None) -> str:
+    """Single-line plain text of a title-like construct."""
+    if text is None:
+        return ""
+    return " ".join((html_to_text(text.value) if text.html else text.value).split())
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        return None
+    return number if number >= 0 else None
+
+
+def parse_duration(value: str | None) -> int | None:
+    """itunes:duration ("1:02:03", "62:03", "3723", "3723.5") → seconds."""
+    if not value:
+        return None
+    parts = value.strip().split(":")
+    if len(parts) > 3:
+        return None
+    try:
+        numbers = [float(p) for p in parts]
+    except ValueError:
+        return None
+    if any(n < 0 or not math.isfinite(n) for n in numbers):
+        return None
+    seconds = 0.0
+    for n in numbers:
+        seconds = seconds * 60 + n
+    return round(seconds)
+
+
+def _word_count(text: str) -> int:
+    """Words of normalized text (single spaces, "\n" lines, "\n\n" paragraphs): counting separators
+    is exact for that shape and much cheaper than splitting megabytes of content."""
+    if not text:
+        return 0
+    words = text.count(" ") + text.count("\n") - text.count("\n\n") + 1
+    if text.isascii() or not _CJK.search(text):
+        return words
+    return len(_CJK.sub(" ", text).split()) + len(_CJK.findall(text))
+
+
+def _dedupe(values: list[str]) -> list[str]:
+    return list(dict.fromkeys(" ".join(v.split()) for v in values if v.strip()))
+
+
+def _author_names(values: list[str]) -> list[str]:
+    """Names, not addresses: RSS <author> is "email (Name)" by the spec, "Name <email>" in practice."""
+    names = []
+    for value in values:
+        m = _EMAIL_WITH_NAME.match(value.strip())
+        names.append((m.group(1) or m.group(2)) if m else value)
+    return _dedupe(names)
+
+
+def _enclosures(raw: list[RawEnclosure], base: str) -> list[Enclosure]:
+    found: dict[str, Enclosure] = {}
+    for e in raw:
+        url = clean_url(e.url, base)
+        if url and url not in found:
+            found[url] = Enclosure(url, (e.type or "").strip().lower() or None, _int(e.length))
+    return list(found.values())
+
+
+def _image(item: RawItem, enclosures: list[Enclosure]) -> str | None:
+    image = clean_url(item.image, item.base)
+    if image:
+        return image
+    media_images = {clean_url(e.url, item.base) for e in item.enclosures if e.medium == "image"}
+    for e in enclosures:
+        if (e.type or "").startswith("image/") or e.url in media_images:
+            return e.url
+    return None
+
+
+# --- the entry -------------------------------------------------------------------------------------------
+
+
+class _Problems:
+    """Recovered problems of one document, counted so each kind is reported once."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.examples: dict[str, str] = {}
+
+    def add(self, kind: str, example: str) -> None:
+        self.counts[kind] += 1
+        self.examples.setdefault(kind, example[:80])
+
+    def messages(self) -> list[str]:
+        return [f"{n} {kind} (e.g. {self.examples[kind]!r})" for kind, n in self.counts.items()]
+
+
+def _date(value: str | None, problems: _Problems) -> datetime | None:
+    if not value:
+        return None
+    parsed = parse_date(value)
+    if parsed is None:
+        problems.add("unparseable date(s)", value)
+    elif parsed < EARLIEST_REAL_DATE:
+        problems.add("placeholder date(s) ignored", value)
+        return None
+    return parsed
+
+
+def _html_of(text: RawText) -> str:
+    return sanitize_html(text.value, text.base) if text.html else text_to_html(text.value)
+
+
+def _html_and_text_of(text: RawText) -> tuple[str, str]:
+    """Sanitized HTML and its plain text (what a reader sees, as text)."""
+    if text.html:
+        html = sanitize_html(text.value, text.base)
+        return html, html_to_text(html)
+    return text_to_html(text.value), plain_text(text.value)
+
+
+def _is_partial(text: str, words: int, from_excerpt: bool, has_markup: bool) -> bool:
+    if not text:
+        return not has_markup  # nothing but a title/link: the article has to be fetched (images are content)
+    if from_excerpt and words < SHORT_EXCERPT_WORDS:
+        return True
+    return words < TRUNCATED_MAX_WORDS and _TRUNCATION_MARKER.search(text[-40:]) is not None
+
+
+def _hash(*parts: str) -> str:
+    """sha256 over length-prefixed parts: unambiguous without escaping megabytes of content."""
+    digest = hashlib.sha256()
+    for part in parts:
+        data = part.encode("utf-8")
+        digest.update(b"%d:" % len(data))
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def _identity(item: RawItem, link: str | None, title: str, enclosures: list[Enclosure],
+              published: datetime | None, text: str) -> tuple[str, str]:  # fmt: skip
+    """guid/id → link → stable hash of what identifies the item (design doc 004)."""
+    if item.guid and item.guid.strip():
+        return _normalize_guid(item.guid), "id"
+    if link:
+        return link, "link"
+    first_enclosure = enclosures[0].url if enclosures else ""
+    when = published.isoformat() if published else ""
+    key = (title, first_enclosure, when) if (title or first_enclosure or when) else (text,)
+    return "sha256:" + _hash(*key), "hash"
+
+
+def _entry(
+    item: RawItem, now: datetime, inherited_authors: Sequence[str], problems: _Problems
+) -> Entry | None:
+    """One raw item → Entry; None when the item has nothing in it (no title, link, content, enclosure)."""
+    title = _plain(item.title)
+    link = clean_url(item.link, item.base)
+    if link is None and item.guid_is_permalink:
+        link = clean_url(item.guid)  # only an absolute URL: "12345" is no permalink, whatever the feed says
+    enclosures = _enclosures(item.enclosures, item.base)
+
+    # Content priority of the design doc; the first excerpt field that is not the content is the summary.
+    slots = (item.content_encoded, item.content, item.description, item.summary)
+    best_index = next((i for i, slot in enumerate(slots) if slot is not None), len(slots))
+    best = slots[best_index] if best_index < len(slots) else None
+    excerpt = next((s for s in (item.description, item.summary) if s is not None and s is not best), None)
+    content_html, content_text = _html_and_text_of(best) if best is not None else ("", "")
+    summary_html = _html_of(excerpt) if excerpt is not None else ""
+    if summary_html == content_html:
+        summary_html = ""
+    if not (title or link or content_html or enclosures):
+        return None
+
+    published = _date(item.published, problems)
+    updated = _date(item.updated, problems)
+    published = published or updated
+    words = _word_count(content_text)
+    guid, guid_source = _identity(item, link, title, enclosures, published, content_text)
+    return Entry(
+        guid=guid,
+        guid_source=guid_source,
+        title=title,
+        link=link,
+        authors=_author_names(item.authors) or list(inherited_authors),
+        categories=_dedupe(item.categories),
+        enclosures=enclosures,
+        image=_image(item, enclosures),
+        duration_seconds=parse_duration(item.duration),
+        published=published,
+        updated=updated,
+        date_uncertain=published is None,
+        future_dated=published is not None and published > now + FUTURE_TOLERANCE,
+        summary_html=summary_html or None,
+        content_html=content_html or None,
+        content_text=content_text,
+        word_count=words,
+        reading_time_minutes=math.ceil(words / WORDS_PER_MINUTE),
+        partial_content=_is_partial(content_text, words, best_index >= 2, bool(content_html)),
+        content_hash=_hash(
+            title,
+            link or "",
+            content_html,
+            summary_html,
+            " ".join(f"{e.url} {e.type} {e.length}" for e in enclosures),
+            published.isoformat() if published else "",
+            updated.isoformat() if updated else "",
+        ),
+    )
+
+
+def _make_guids_unique(entries: list[Entry], problems: _Problems) -> None:
+    """A guid repeated in one document: later copies get "#" + a hash of their identifying fields.
+
+    The first copy keeps the plain guid, so the common case (one stray duplicate) does not change
+    the identity of the original; the suffix is derived from content, not position, so it survives
+    reordering.
+    """
+    seen: set[str] = set()
+    for entry in entries:
+        if entry.guid in seen:
+            problems.add("duplicate guid(s) made unique", entry.guid)
+            first_enclosure = entry.enclosures[0].url if entry.enclosures else ""
+            suffix = _hash(entry.title, entry.link or "", first_enclosure, str(entry.published))[:12]
+            base = candidate = f"{entry.guid}#{suffix}"
+            n = 1
+            while candidate in seen:
+                n += 1
+                candidate = f"{base}-{n}"
+            entry.guid = candidate
+        seen.add(entry.guid)
+
+
+def _ttl(value: str | None) -> int | None:
+    minutes = _int(value)
+    return minutes if minutes and minutes <= 525_600 else None  # a year
+
+
+def _skip_hours(values: list[str]) -> frozenset[int]:
+    hours = (_int(v) for v in values)
+    return frozenset(h % 24 for h in hours if h is not None and h <= 24)  # some feeds write 1..24
+
+
+def _skip_days(values: list[str]) -> frozenset[str]:
+    return frozenset(d for v in values if (d := v.strip().capitalize()) in _DAYS)
+
+
+def normalize_feed(raw: RawFeed, *, now: datetime) -> Feed:
+    """A raw parsed document → Feed with normalized, sanitized, uniquely identified entries."""
+    problems = _Problems()
+    entries = []
+    for item in raw.items:
+        entry = _entry(item, now, raw.authors, problems)
+        if entry is None:
+            problems.add("empty item(s) dropped", item.guid or "(no guid)")
+        else:
+            entries.append(entry)
+    _make_guids_unique(entries, problems)
+    description = raw.description
+    return Feed(
+        format=raw.format,
+        title=_plain(raw.title),
+        link=clean_url(raw.link, raw.base),
+        description=(html_to_text if description.html else plain_text)(description.value)
+        if description
+        else "",
+        entries=entries,
+        language=(raw.language or "").strip() or None,
+        image=clean_url(raw.image, raw.base),
+        ttl_minutes=_ttl(raw.ttl),
+        skip_hours=_skip_hours(raw.skip_hours),
+        skip_days=_skip_days(raw.skip_days),
+        parser=raw.parser,
+        warnings=[*raw.warnings, *problems.messages()],
+    )

@@ -1,0 +1,95 @@
+"""JSON Feed 1.0 and 1.1 (https://jsonfeed.org/version/1.1), which feedparser does not read.
+
+Real JSON Feeds bend the spec (numeric ids, both `author` and `authors`, relative URLs), so every field
+is type-checked and anything of the wrong type is treated as absent rather than trusted.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from modules.rss.parse.raw import FeedParseError, RawEnclosure, RawFeed, RawItem, RawText
+
+
+def _str(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return str(value)  # ids are strings by the spec, numbers in practice
+    if not isinstance(value, str):
+        return None
+    return value.replace("\x00", "").strip() or None  # JSON may escape NUL (\u0000); no database stores it
+
+
+def _text(value: Any, html: bool, base: str) -> RawText | None:
+    text = _str(value) if isinstance(value, str) else None
+    return RawText(text, html, base) if text else None
+
+
+def _authors(obj: dict[str, Any]) -> list[str]:
+    """1.1 `authors` (list) or 1.0 `author` (object): names, else their URLs."""
+    people = obj.get("authors")
+    if not isinstance(people, list):
+        people = [obj.get("author")]
+    return [n for p in people if isinstance(p, dict) and (n := _str(p.get("name")) or _str(p.get("url")))]
+
+
+def _attachments(item: dict[str, Any]) -> list[RawEnclosure]:
+    found = []
+    for a in item.get("attachments") or ():
+        if isinstance(a, dict) and (url := _str(a.get("url"))):
+            found.append(RawEnclosure(url, _str(a.get("mime_type")), _str(a.get("size_in_bytes"))))
+    return found
+
+
+def _item(item: dict[str, Any], base: str) -> RawItem:
+    content = _text(item.get("content_html"), True, base) or _text(item.get("content_text"), False, base)
+    durations = [a.get("duration_in_seconds") for a in item.get("attachments") or () if isinstance(a, dict)]
+    tags = item.get("tags")
+    return RawItem(
+        base=base,
+        guid=_str(item.get("id")),
+        title=_text(item.get("title"), True, base),  # plain text by the spec, entity-encoded in practice
+        link=_str(item.get("url")) or _str(item.get("external_url")),
+        content=content,
+        summary=_text(item.get("summary"), False, base),
+        published=_str(item.get("date_published")),
+        updated=_str(item.get("date_modified")),
+        authors=_authors(item),
+        categories=[n for t in tags if (n := _str(t))] if isinstance(tags, list) else [],
+        enclosures=_attachments(item),
+        image=_str(item.get("image")) or _str(item.get("banner_image")),
+        duration=next((s for d in durations if (s := _str(d))), None),
+    )
+
+
+def parse_json(text: str, url: str) -> RawFeed:
+    """Parse a JSON Feed document. Raises FeedParseError for invalid JSON or JSON that is no JSON Feed."""
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError) as exc:  # RecursionError: "[[[[..." nested deeper than the stack
+        raise FeedParseError(f"invalid JSON ({exc})") from None
+    version = _str(doc.get("version")) if isinstance(doc, dict) else None
+    if not isinstance(doc, dict) or not version or "jsonfeed.org/version/" not in version:
+        raise FeedParseError("JSON document is not a JSON Feed (no https://jsonfeed.org/version/ marker)")
+    items = doc.get("items")
+    items = items if isinstance(items, list) else []
+    warnings = (
+        []
+        if all(isinstance(i, dict) for i in items)
+        else ["JSON Feed items that are not objects were skipped"]
+    )
+    return RawFeed(
+        format="jsonfeed1.1" if version.rstrip("/").endswith("1.1") else "jsonfeed1.0",
+        parser="json",
+        base=url,
+        title=_text(doc.get("title"), True, url),
+        link=_str(doc.get("home_page_url")),
+        description=_text(doc.get("description"), False, url),
+        language=_str(doc.get("language")),
+        image=_str(doc.get("icon")) or _str(doc.get("favicon")),
+        authors=_authors(doc),
+        items=[_item(i, url) for i in items if isinstance(i, dict)],
+        warnings=warnings,
+    )

@@ -1,0 +1,72 @@
+"""The intermediate shape every format parser produces and `modules.rss.normalize` consumes (and the
+error they raise for documents that are not feeds).
+
+Parsers (lxml fast path, feedparser fallback, JSON Feed) only map their format's vocabulary onto these
+slots; they keep values raw (unparsed dates, unresolved URLs, unsanitized HTML) so that all policy -
+identity, URL cleaning, content priority, sanitizing - lives in one place and applies to every format.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class FeedParseError(Exception):
+    """The document is not a feed: HTML page, empty body, JSON that is not a JSON Feed, garbage."""
+
+
+@dataclass(frozen=True, slots=True)
+class RawText:
+    """A text construct: `html` says whether `value` is markup; `base` resolves its relative URLs."""
+
+    value: str
+    html: bool
+    base: str
+
+
+@dataclass(frozen=True, slots=True)
+class RawEnclosure:
+    url: str
+    type: str | None = None
+    length: str | None = None
+    medium: str | None = None  # Media RSS `medium` ("image", "video", ...)
+
+
+@dataclass(slots=True)
+class RawItem:
+    """One item/entry. The four content slots mirror the design doc's priority order."""
+
+    base: str  # xml:base in scope (or the document URL): resolves `link` and enclosure URLs
+    guid: str | None = None  # <guid>, atom <id>, JSON `id`
+    guid_is_permalink: bool = False  # RSS <guid isPermaLink="true"> (the default): the guid is a link
+    title: RawText | None = None
+    link: str | None = None
+    content_encoded: RawText | None = None  # content:encoded
+    content: RawText | None = None  # atom <content>, JSON content_html/content_text
+    description: RawText | None = None  # RSS <description>
+    summary: RawText | None = None  # atom <summary>, JSON summary, itunes:summary, media:description
+    published: str | None = None
+    updated: str | None = None
+    authors: list[str] = field(default_factory=list)
+    categories: list[str] = field(default_factory=list)
+    enclosures: list[RawEnclosure] = field(default_factory=list)
+    image: str | None = None
+    duration: str | None = None  # itunes:duration as written ("1:02:03", "3723", ...)
+
+
+@dataclass(slots=True)
+class RawFeed:
+    format: str
+    parser: str  # "fast", "lenient" or "json"
+    base: str
+    title: RawText | None = None
+    link: str | None = None
+    description: RawText | None = None
+    language: str | None = None
+    image: str | None = None
+    ttl: str | None = None
+    skip_hours: list[str] = field(default_factory=list)
+    skip_days: list[str] = field(default_factory=list)
+    authors: list[str] = field(default_factory=list)  # inherited by entries without authors (Atom, JSON)
+    items: list[RawItem] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)

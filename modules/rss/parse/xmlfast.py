@@ -1,0 +1,528 @@
+"""Fast path: well-formed RSS 0.9x/1.0/2.0 and Atom 0.3/1.0 with lxml, mapped onto `raw.RawFeed`.
+
+Every element name is normalized once to "prefix:local" with a fixed prefix per namespace URI (whatever
+prefix the document chose, in any letter case), so `content:encoded`, `<encoded xmlns="...content/">`
+and `<CONTENT:encoded>` are the same key. The parser never loads DTDs, never expands entities and never
+touches the network; documents that are not well-formed get a few cheap, safe repairs and one more
+strict attempt before the caller falls back to feedparser.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import html
+import re
+import threading
+from html.entities import html5 as _HTML5_ENTITIES
+from urllib.parse import urljoin
+
+from lxml import etree
+
+from modules.rss.parse.raw import FeedParseError, RawEnclosure, RawFeed, RawItem, RawText
+
+XMLSyntaxError = etree.XMLSyntaxError
+
+_XML_BASE = "{http://www.w3.org/XML/1998/namespace}base"
+_XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+_ATOM10 = "http://www.w3.org/2005/Atom"
+_ATOM03 = "http://purl.org/atom/ns#"
+_RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+_RSS090 = "http://my.netscape.com/rdf/simple/0.9/"
+_PREFIXES = {  # lower-cased namespace URI without trailing slash → canonical prefix ("" = plain RSS)
+    "http://purl.org/rss/1.0/modules/content": "content",
+    "http://purl.org/dc/elements/1.1": "dc",
+    "http://purl.org/dc/terms": "dcterms",
+    "http://search.yahoo.com/mrss": "media",
+    "http://www.itunes.com/dtds/podcast-1.0.dtd": "itunes",
+    "http://www.google.com/schemas/play-podcasts/1.0": "googleplay",
+    "https://podcastindex.org/namespace/1.0": "podcast",
+    "http://rssnamespace.org/feedburner/ext/1.0": "feedburner",
+    "http://www.w3.org/2005/atom": "atom",
+    "http://purl.org/atom/ns#": "atom",
+    "http://www.w3.org/1999/02/22-rdf-syntax-ns#": "rdf",
+    "http://www.w3.org/1999/xhtml": "xhtml",
+    "http://purl.org/rss/1.0": "",
+    "http://my.netscape.com/rdf/simple/0.9": "",
+    "http://backend.userland.com/rss2": "",
+    "http://blogs.law.harvard.edu/tech/rss": "",
+}
+# <content xmlns="http://purl.org/rss/1.0/modules/content/"> means content:encoded (design doc).
+_ALIASES = {"content:content": "content:encoded"}
+_TEXT_TYPES = ("text", "text/plain")
+
+
+class _Keys(dict[str, str]):
+    """Memoized Clark-notation tag → normalized key; `bare` is the prefix for un-namespaced names."""
+
+    def __init__(self, bare: str) -> None:
+        super().__init__()
+        self.bare = bare
+
+    def __missing__(self, tag: str) -> str:
+        if tag[0] != "{":
+            key = self.bare + tag.lower()
+        else:
+            uri, local = tag[1:].split("}", 1)
+            prefix = _PREFIXES.get(uri.lower().rstrip("/"))
+            if prefix is None:
+                key = f"{{{uri}}}{local.lower()}"  # a namespace no field is read from
+            else:
+                key = f"{prefix}:{local.lower()}" if prefix else local.lower()
+        key = _ALIASES.get(key, key)
+        self[tag] = key
+        return key
+
+
+_RSS_KEYS = _Keys("")
+_ATOM_KEYS = _Keys("atom:")  # Atom without a namespace declaration (seen in the wild) reads the same
+_local = threading.local()
+
+
+def _parser() -> etree.XMLParser:
+    """One hardened parser per thread (lxml parsers must not be shared across threads)."""
+    parser: etree.XMLParser | None = getattr(_local, "parser", None)
+    if parser is None:
+        parser = etree.XMLParser(
+            encoding="utf-8",  # the caller decoded the bytes; the document's own label may be wrong
+            resolve_entities=False,
+            no_network=True,
+            load_dtd=False,
+            huge_tree=False,
+            remove_comments=True,
+            remove_pis=True,
+        )
+        _local.parser = parser
+    return parser
+
+
+Children = dict[str, list[etree._Element]]
+
+
+def _children(el: etree._Element, keys: _Keys) -> Children:
+    """Child elements by normalized key, in document order; media:group is flattened into its parent."""
+    out: Children = {}
+    for child in el:
+        tag = child.tag
+        if not isinstance(tag, str):
+            continue  # unexpanded entity references
+        key = keys[tag]
+        if key == "media:group":
+            for key_, els in _children(child, keys).items():
+                out.setdefault(key_, []).extend(els)
+            continue
+        found = out.get(key)
+        if found is None:
+            out[key] = [child]
+        else:
+            found.append(child)
+    return out
+
+
+def _first(c: Children, *keys: str) -> etree._Element | None:
+    for key in keys:
+        found = c.get(key)
+        if found:
+            return found[0]
+    return None
+
+
+def _text(el: etree._Element | None) -> str:
+    """Character content of an element (CDATA included), stripped."""
+    if el is None:
+        return ""
+    if len(el) == 0:
+        return (el.text or "").strip()
+    return etree.tostring(el, method="text", encoding="unicode", with_tail=False).strip()
+
+
+def _first_text(c: Children, *keys: str) -> str | None:
+    for key in keys:
+        for el in c.get(key, ()):
+            value = _text(el)
+            if value:
+                return value
+    return None
+
+
+def _base(el: etree._Element, parent_base: str) -> str:
+    value = el.get(_XML_BASE)
+    if not value:
+        return parent_base
+    try:
+        return urljoin(parent_base, value.strip())
+    except ValueError:  # e.g. a malformed IPv6 host
+        return parent_base
+
+
+def _href(el: etree._Element, attr: str, base: str) -> str | None:
+    """An URL attribute; pre-joined only when the element carries its own xml:base."""
+    value = (el.get(attr) or "").strip()
+    if not value:
+        return None
+    if not el.get(_XML_BASE):
+        return value
+    try:
+        return urljoin(_base(el, base), value)
+    except ValueError:
+        return value
+
+
+def _markup(el: etree._Element) -> str:
+    """Inner content as HTML: the text (CDATA or escaped markup), or serialized child elements."""
+    if len(el) == 0:
+        return el.text or ""
+    for node in el.iterdescendants():
+        if isinstance(node.tag, str) and node.tag[0] == "{":
+            node.tag = node.tag.split("}", 1)[1]  # XHTML elements: serialize as plain HTML
+    inner = [html.escape(el.text or "", quote=False)]
+    inner.extend(etree.tostring(child, encoding="unicode", method="html") for child in el)
+    return "".join(inner)
+
+
+def _html(el: etree._Element | None, base: str) -> RawText | None:
+    if el is None:
+        return None
+    value = _markup(el)
+    return RawText(value, True, _base(el, base)) if value.strip() else None
+
+
+def _atom_text(el: etree._Element | None, base: str) -> RawText | None:
+    """An Atom text construct (type text/html/xhtml; Atom 0.3 mode escaped/xml/base64)."""
+    if el is None:
+        return None
+    kind = (el.get("type") or "text").strip().lower()
+    mode = (el.get("mode") or "").strip().lower()
+    base = _base(el, base)
+    if mode == "base64":
+        try:
+            value = base64.b64decode(_text(el)).decode("utf-8", errors="replace")
+        except (binascii.Error, ValueError):
+            return None
+        is_html = "html" in kind
+    elif "xhtml" in kind or mode == "xml":
+        divs = [child for child in el if isinstance(child.tag, str)]
+        only = divs[0] if len(divs) == 1 and etree.QName(divs[0]).localname == "div" else el
+        value, is_html = _markup(only), True
+    elif "html" in kind or mode == "escaped":
+        value, is_html = _markup(el), True
+    elif kind in _TEXT_TYPES or kind.startswith("text/"):
+        value, is_html = _text(el), False
+    else:
+        return None  # binary media in <content>: nothing to show as text
+    return RawText(value, is_html, base) if value.strip() else None
+
+
+def _atom_link(c: Children, base: str) -> str | None:
+    """The best alternate atom:link (no rel means alternate), preferring HTML targets."""
+    candidates = [
+        el for el in c.get("atom:link", ()) if (el.get("rel") or "alternate").strip() == "alternate"
+    ]
+    candidates.sort(key=lambda el: "html" not in (el.get("type") or "text/html"))
+    for el in candidates:
+        href = _href(el, "href", base)
+        if href:
+            return href
+    return None
+
+
+def _authors(c: Children) -> list[str]:
+    names: list[str] = []
+    for key in ("author", "dc:creator", "itunes:author", "atom:author"):
+        for el in c.get(key, ()):
+            if key == "atom:author":
+                sub = _children(el, _ATOM_KEYS)
+                name = _first_text(sub, "atom:name", "atom:email", "atom:uri") or _text(el)
+            else:
+                name = _text(el)
+            if name:
+                names.append(name)
+    return names
+
+
+def _categories(c: Children) -> list[str]:
+    found = [_text(el) for key in ("category", "dc:subject") for el in c.get(key, ())]
+    found += [(el.get("label") or el.get("term") or _text(el)).strip() for el in c.get("atom:category", ())]
+    return [name for name in found if name]
+
+
+def _enclosures(c: Children, base: str) -> list[RawEnclosure]:
+    found: list[RawEnclosure] = []
+    for el in c.get("enclosure", ()):
+        url = _href(el, "url", base) or _href(el, "href", base)
+        if url:
+            found.append(RawEnclosure(url, el.get("type"), el.get("length")))
+    for el in c.get("atom:link", ()):
+        if (el.get("rel") or "").strip() == "enclosure":
+            url = _href(el, "href", base)
+            if url:
+                found.append(RawEnclosure(url, el.get("type"), el.get("length")))
+    for el in c.get("media:content", ()):
+        url = _href(el, "url", base)
+        if url:
+            found.append(RawEnclosure(url, el.get("type"), el.get("fileSize"), el.get("medium")))
+    return found
+
+
+def _link(el: etree._Element | None, attr: str, base: str) -> str | None:
+    """An URL written as element text or, in some feeds, as an attribute (<link href=".."/>)."""
+    if el is None:
+        return None
+    return _text(el) or _href(el, attr, base)
+
+
+def _image(c: Children, base: str) -> str | None:
+    for key, attr in (("itunes:image", "href"), ("media:thumbnail", "url"), ("image", "href")):
+        for el in c.get(key, ()):
+            url = _href(el, attr, base) or _first_text(_children(el, _RSS_KEYS), "url") or _text(el)
+            if url:
+                return url
+    return None
+
+
+def _rss_item(el: etree._Element, feed_base: str) -> RawItem:
+    base = _base(el, feed_base)
+    c = _children(el, _RSS_KEYS)
+    guid_el = _first(c, "guid")
+    guid = _text(guid_el) or _first_text(c, "atom:id") or (el.get(f"{{{_RDF}}}about") or "").strip()
+    title_el = _first(c, "title", "dc:title")
+    return RawItem(
+        base=base,
+        guid=guid or None,
+        guid_is_permalink=guid_el is not None
+        and (guid_el.get("isPermaLink") or "true").strip().lower() == "true",
+        title=_html(title_el, base) if title_el is not None else _atom_text(_first(c, "atom:title"), base),
+        link=_first_text(c, "feedburner:origlink")
+        or _link(_first(c, "link"), "href", base)
+        or _atom_link(c, base),
+        content_encoded=_html(_first(c, "content:encoded"), base),
+        content=_atom_text(_first(c, "atom:content"), base),
+        description=_html(_first(c, "description", "dc:description"), base),
+        summary=_atom_text(_first(c, "atom:summary"), base)
+        or _html(_first(c, "itunes:summary", "media:description"), base),
+        published=_first_text(c, "pubdate", "dc:date", "dcterms:issued", "dcterms:created", "atom:published"),
+        updated=_first_text(c, "atom:updated", "dcterms:modified"),
+        authors=_authors(c),
+        categories=_categories(c),
+        enclosures=_enclosures(c, base),
+        image=_image(c, base),
+        duration=_first_text(c, "itunes:duration"),
+    )
+
+
+def _atom_entry(el: etree._Element, feed_base: str) -> RawItem:
+    base = _base(el, feed_base)
+    c = _children(el, _ATOM_KEYS)
+    return RawItem(
+        base=base,
+        guid=_first_text(c, "atom:id"),
+        title=_atom_text(_first(c, "atom:title"), base),
+        link=_first_text(c, "feedburner:origlink") or _atom_link(c, base),
+        content=_atom_text(_first(c, "atom:content"), base),
+        content_encoded=_html(_first(c, "content:encoded"), base),
+        summary=_atom_text(_first(c, "atom:summary"), base) or _html(_first(c, "media:description"), base),
+        published=_first_text(c, "atom:published", "atom:issued", "atom:created", "dc:date"),
+        updated=_first_text(c, "atom:updated", "atom:modified"),
+        authors=_authors(c),
+        categories=_categories(c),
+        enclosures=_enclosures(c, base),
+        image=_image(c, base),
+        duration=_first_text(c, "itunes:duration"),
+    )
+
+
+def _rss_feed(root: etree._Element, key: str, url: str) -> RawFeed:
+    base = _base(root, url)
+    root_c = _children(root, _RSS_KEYS)
+    channel = root if key == "channel" else _first(root_c, "channel")
+    c = _children(channel, _RSS_KEYS) if channel is not None else {}
+    if channel is not None:
+        base = _base(channel, base)
+    if key == "rdf:rdf":
+        namespaces = {child.tag.split("}")[0][1:] for child in root if isinstance(child.tag, str)}
+        fmt = "rss0.90" if _RSS090 in namespaces else "rss1.0"
+    else:
+        version = (root.get("version") or "").strip()
+        fmt = f"rss{version}" if re.fullmatch(r"\d\.\d{1,2}", version) else "rss"
+    image_el = _first(c, "image")
+    image = _first_text(_children(image_el, _RSS_KEYS), "url") if image_el is not None else None
+    items = [*c.get("item", ()), *root_c.get("item", ())] if channel is not root else c.get("item", [])
+    return RawFeed(
+        format=fmt,
+        parser="fast",
+        base=base,
+        title=_html(_first(c, "title", "dc:title"), base),
+        link=_link(_first(c, "link"), "href", base) or _atom_link(c, base),
+        description=_html(_first(c, "description", "dc:description", "itunes:summary"), base),
+        language=_first_text(c, "language", "dc:language") or root.get(_XML_LANG),
+        image=image or _image(c, base),
+        ttl=_first_text(c, "ttl"),
+        skip_hours=[_text(h) for el in c.get("skiphours", ()) for h in el],
+        skip_days=[_text(d) for el in c.get("skipdays", ()) for d in el],
+        items=[_rss_item(item, base) for item in items],
+    )
+
+
+def _atom_feed(root: etree._Element, url: str, *, single_entry: bool) -> RawFeed:
+    base = _base(root, url)
+    namespace = etree.QName(root).namespace
+    fmt = "atom0.3" if namespace == _ATOM03 else "atom1.0"
+    warnings = [] if namespace in (_ATOM10, _ATOM03) else ["Atom feed without the Atom namespace"]
+    if single_entry:
+        warnings.append("document is a single Atom entry")
+        return RawFeed(
+            format=fmt, parser="fast", base=base, items=[_atom_entry(root, base)], warnings=warnings
+        )
+    c = _children(root, _ATOM_KEYS)
+    author_c = {"atom:author": c.get("atom:author", [])}
+    return RawFeed(
+        format=fmt,
+        parser="fast",
+        base=base,
+        title=_atom_text(_first(c, "atom:title"), base),
+        link=_atom_link(c, base),
+        description=_atom_text(_first(c, "atom:subtitle", "atom:tagline"), base),
+        language=root.get(_XML_LANG),
+        image=_first_text(c, "atom:logo", "atom:icon") or _image(c, base),
+        authors=_authors(author_c),
+        items=[_atom_entry(entry, base) for entry in c.get("atom:entry", ())],
+        warnings=warnings,
+    )
+
+
+def _feed_from_root(root: etree._Element, url: str) -> RawFeed:
+    key = _RSS_KEYS[root.tag] if isinstance(root.tag, str) else ""
+    if key in ("rss", "rdf:rdf", "channel"):
+        return _rss_feed(root, key, url)
+    if key in ("atom:feed", "atom:entry", "feed"):
+        return _atom_feed(root, url, single_entry=key == "atom:entry")
+    if key in ("html", "xhtml:html"):
+        for el in root.iter("rss", f"{{{_ATOM10}}}feed", f"{{{_RDF}}}RDF"):
+            raw = _feed_from_root(el, url)
+            raw.warnings.append("feed embedded in an (X)HTML page")
+            return raw
+        raise FeedParseError("document is an HTML page, not a feed")
+    raise FeedParseError(f"root element <{etree.QName(root).localname}> is not RSS, RDF or Atom")
+
+
+def _inline_entity_references(root: etree._Element) -> int:
+    """Replace the entity references a DOCTYPE left in the tree (entities are never expanded): HTML
+    names by their character, others (internal-subset entities, entity bombs) by nothing.
+    Returns how many were dropped."""
+    dropped = 0
+    for ref in list(root.iter(etree.Entity)):
+        char = _HTML5_ENTITIES.get((ref.text or "&").lstrip("&"))  # ref.text is "&name;"
+        if char is None:
+            dropped += 1
+        text = (char or "") + (ref.tail or "")
+        parent, previous = ref.getparent(), ref.getprevious()
+        if parent is None:
+            continue
+        if previous is not None:
+            previous.tail = (previous.tail or "") + text
+        else:
+            parent.text = (parent.text or "") + text
+        parent.remove(ref)
+    return dropped
+
+
+def parse_xml(data: bytes, url: str) -> RawFeed:
+    """Parse well-formed UTF-8 XML. Raises XMLSyntaxError (not well-formed) or FeedParseError."""
+    root = etree.fromstring(data, _parser())
+    if root is None:
+        raise FeedParseError("empty XML document")
+    dropped = _inline_entity_references(root) if root.getroottree().docinfo.internalDTD is not None else 0
+    raw = _feed_from_root(root, url)
+    if dropped:
+        raw.warnings.append(f"{dropped} reference(s) to DTD-declared entities left unexpanded")
+    return raw
+
+
+# --- repairs for documents that are almost well-formed -------------------------------------------------
+
+_CONTROL_CHARS = bytes(c for c in range(32) if c not in (9, 10, 13))
+_CDATA = re.compile(rb"(<!\[CDATA\[.*?\]\]>)", re.DOTALL)
+# An "&" that does not start an XML entity or character reference, with the HTML entity name if any.
+_AMPERSAND = re.compile(
+    rb"&(?!(?:amp|lt|gt|quot|apos|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});)([A-Za-z][A-Za-z0-9]{0,31};)?"
+)
+_ROOT_END = re.compile(rb"</(?:[\w.-]+:)?(?:rss|feed|RDF)\s*>")
+_PREFIX_USE = re.compile(rb"</?([A-Za-z_][\w.-]*):[A-Za-z_]|\s([A-Za-z_][\w.-]*):[A-Za-z_][\w.-]*\s*=")
+_PREFIX_DECL = re.compile(rb"xmlns:([A-Za-z_][\w.-]*)\s*=")
+_ROOT_START = re.compile(rb"<(?![?!])[^\s>/]+")
+_BEFORE_DECLARATION = re.compile(rb"^.{1,4096}?(?=<\?xml\s)", re.DOTALL)  # PHP warnings, comments, blanks
+_NAMESPACE_DECL = re.compile(rb"""(\sxmlns(?::[\w.-]+)?\s*=\s*)(["'])([^"'<>]*?)\2""")
+_KNOWN_URIS = {
+    b"content": b"http://purl.org/rss/1.0/modules/content/",
+    b"dc": b"http://purl.org/dc/elements/1.1/",
+    b"dcterms": b"http://purl.org/dc/terms/",
+    b"media": b"http://search.yahoo.com/mrss/",
+    b"itunes": b"http://www.itunes.com/dtds/podcast-1.0.dtd",
+    b"googleplay": b"http://www.google.com/schemas/play-podcasts/1.0",
+    b"podcast": b"https://podcastindex.org/namespace/1.0",
+    b"atom": b"http://www.w3.org/2005/Atom",
+    b"feedburner": b"http://rssnamespace.org/feedburner/ext/1.0",
+    b"rdf": _RDF.encode(),
+}
+
+
+def _fix_ampersand(m: re.Match[bytes]) -> bytes:
+    ref = m.group(1)
+    if ref is None:
+        return b"&amp;"  # a bare "&" (AT&T, ?a=1&b=2)
+    chars = _HTML5_ENTITIES.get(ref.decode("ascii"))
+    if chars is None:
+        return b"&amp;" + ref
+    return "".join(f"&#{ord(ch)};" for ch in chars).encode("ascii")
+
+
+def _fix_entities(data: bytes) -> bytes:
+    """HTML entities and bare ampersands outside CDATA → XML character references."""
+    parts = _CDATA.split(data)
+    return b"".join(part if i % 2 else _AMPERSAND.sub(_fix_ampersand, part) for i, part in enumerate(parts))
+
+
+def _declare_prefixes(data: bytes) -> bytes:
+    """Declare namespace prefixes the document uses without declaring (itunes:, media:, ...)."""
+    used = {a or b for a, b in _PREFIX_USE.findall(data)} - {b"xml", b"xmlns"}
+    missing = used - set(_PREFIX_DECL.findall(data))
+    root = _ROOT_START.search(data)
+    if not missing or root is None:
+        return data
+    decls = b"".join(
+        b' xmlns:%s="%s"' % (p, _KNOWN_URIS.get(p.lower(), b"urn:undeclared:" + p)) for p in sorted(missing)
+    )
+    return data[: root.end()] + decls + data[root.end() :]
+
+
+def _compact_namespace(m: re.Match[bytes]) -> bytes:
+    return m.group(1) + m.group(2) + b"".join(m.group(3).split()) + m.group(2)
+
+
+def repair(data: bytes) -> tuple[bytes, list[str]]:
+    """Cheap fixes for the usual ways feeds fail to be XML; returns the new bytes and what was done."""
+    done: list[str] = []
+    fixed = data.lstrip()
+    if not fixed.startswith(b"<") and b"<" in fixed:
+        fixed = fixed[fixed.index(b"<") :]
+    fixed = _BEFORE_DECLARATION.sub(b"", fixed, count=1)
+    if fixed != data:
+        done.append("removed content before the XML declaration")
+    compact = _NAMESPACE_DECL.sub(_compact_namespace, fixed)
+    if compact != fixed:
+        fixed = compact
+        done.append("removed whitespace from namespace URIs")
+    stripped = fixed.translate(None, _CONTROL_CHARS)
+    if stripped != fixed:
+        done.append("removed control characters")
+    fixed = _fix_entities(stripped)
+    if fixed != stripped:
+        done.append("escaped bare '&' and HTML entities")
+    ends = list(_ROOT_END.finditer(fixed))
+    if ends and fixed[ends[-1].end() :].strip():
+        fixed = fixed[: ends[-1].end()]
+        done.append("removed junk after the root element")
+    declared = _declare_prefixes(fixed)
+    if declared != fixed:
+        done.append("declared undeclared namespace prefixes")
+    return declared, done
