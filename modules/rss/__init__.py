@@ -7,24 +7,31 @@ from __future__ import annotations
 
 import argparse
 
+from host.ai import AI_SETTINGS
 from host.module import Job, Manifest, ModuleContext, ModuleSpec, Setting
-from modules.rss import cleanup, poll
+from modules.rss import cleanup, embed, poll, search_service, summarize
 
 
 async def setup(ctx: ModuleContext) -> None:
     ctx.state["fetcher"] = poll.make_fetcher(ctx.settings)
+    if ctx.nats is not None:
+        ctx.state["search"] = await search_service.start(ctx)
 
 
 async def teardown(ctx: ModuleContext) -> None:
+    search = ctx.state.pop("search", None)
+    if search is not None:
+        await search.unsubscribe()
     fetcher = ctx.state.pop("fetcher", None)
     if fetcher is not None:
         await fetcher.aclose()
 
 
 def _cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from modules.rss.cli import register
+    from modules.rss import cli, search_cli
 
-    register(sub)
+    cli.register(sub)
+    search_cli.register(sub)
 
 
 MANIFEST = Manifest(
@@ -34,6 +41,8 @@ MANIFEST = Manifest(
     jobs=(
         Job("poll", poll.run, "60s", "fetch the feeds that are due"),
         Job("cleanup", cleanup.run, "17 3 * * *", "retention, raw fetch blobs, published outbox rows"),
+        embed.JOB,
+        *summarize.JOBS,
     ),
     settings=(
         Setting(
@@ -112,8 +121,11 @@ MANIFEST = Manifest(
             min=30,
             max=3600,
         ),
+        *AI_SETTINGS,
+        *embed.SETTINGS,
+        *summarize.SETTINGS,
     ),
-    events=("messageCreated", "messageUpdated"),
+    events=("messageCreated", "messageUpdated", "contextUpdated"),
 )
 
 MODULE = ModuleSpec(manifest=MANIFEST, setup=setup, teardown=teardown, cli=_cli)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from host.errors import UserError
-from modules.rss import store, subscribe
+from modules.rss import search_cli, store, subscribe
 from modules.rss.opml import OpmlError
 
 if TYPE_CHECKING:
@@ -21,9 +21,9 @@ def parse_assignment(text: str) -> tuple[str, Any]:
     key, raw = key.strip(), raw.strip()
     if not sep or key not in store.EDITABLE:
         raise UserError(f"cannot set {text!r}", f"use key=value with key one of: {', '.join(store.EDITABLE)}")
-    if key == "enabled":
+    if key in ("enabled", "full_text"):
         if raw.lower() not in ("true", "false", "yes", "no", "1", "0", "on", "off"):
-            raise UserError(f"enabled={raw!r} is not true/false")
+            raise UserError(f"{key}={raw!r} is not true/false")
         return key, raw.lower() in ("true", "yes", "1", "on")
     if key in ("folder", "title"):
         return key, (raw or None) if key == "folder" else raw
@@ -144,6 +144,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     rss = sub.add_parser("rss", help="manage RSS/Atom/JSON feed subscriptions")
     rss.set_defaults(handler=cmd)
     actions = rss.add_subparsers(dest="rss_action", required=True)
+    search_cli.add_reembed(actions)
 
     def action(name: str, help_: str) -> argparse.ArgumentParser:
         p = actions.add_parser(name, help=help_)
@@ -164,7 +165,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("feed", help="feed id or URL")
     p = action(
         "set",
-        "per-feed overrides: interval=MIN|default enabled=true|false folder=F retention=DAYS lookback=HOURS title=T",
+        "per-feed overrides: interval=MIN|default enabled=true|false full_text=true|false folder=F retention=DAYS lookback=HOURS title=T",
     )
     p.add_argument("feed", help="feed id or URL")
     p.add_argument("assignments", nargs="+", metavar="key=value")

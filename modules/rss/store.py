@@ -22,9 +22,9 @@ from modules.rss.model import Entry
 
 FEED_COLUMNS = (
     "id, url, title, site_url, description, format, folder, enabled, interval_override_s, retention_days, "
-    "lookback_hours, dead, stale, created_at"
+    "lookback_hours, full_text, dead, stale, created_at"
 )
-# Per-feed fields a user may change with `rss set`, with their column and parser.
+# Per-feed fields a user may change with `rss set` → their column.
 EDITABLE = {
     "interval": "interval_override_s",
     "enabled": "enabled",
@@ -32,6 +32,7 @@ EDITABLE = {
     "retention": "retention_days",
     "lookback": "lookback_hours",
     "title": "title",
+    "full_text": "full_text",
 }
 
 
@@ -48,6 +49,7 @@ class FeedRow:
     interval_override_s: int | None
     retention_days: int | None
     lookback_hours: int | None
+    full_text: bool
     dead: bool
     stale: bool
     created_at: datetime

@@ -148,7 +148,7 @@ async def test_new_entry_is_realtime_and_a_revision_is_message_updated(
 ) -> None:
     old = [("a", "A", ago(hours=5), "original text")]
     feed_server.route("/feed", Route(body=rss(old)))
-    feed = await add(host, feed_server.url("/feed"))
+    await add(host, feed_server.url("/feed"))
     await poll(host)
     new = [("b", "B", ago(minutes=5), "brand new"), ("a", "A", ago(hours=5), "edited text")]
     feed_server.route("/feed", Route(body=rss(new)))

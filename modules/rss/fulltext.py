@@ -1,0 +1,392 @@
+"""The fulltext job: fetch the article behind an entry's link and keep its main content beside the feed's.
+
+Feeds often carry only an excerpt; embeddings, search and summaries are better on the article. Politeness and
+safety come from the module's Fetcher (per-host limits, size cap, private-network guard); robots.txt is
+honoured per origin as RFC 9309 says (4xx: no rules; 5xx or unreachable: stay away for now). The page is
+reduced to its main content by readability-lxml, then sanitized with the feed content's nh3 policy. A failed
+extraction never touches the feed content: the entry keeps it, the row records why and when to retry.
+
+`mod_rss.entry_text` (migration 0003) gives every entry's best text: the article when extracted, else the
+feed's content_text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import urllib.robotparser
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import asyncpg
+from readability import Document
+from readability.readability import Unparseable
+
+from host.module import Job, ModuleContext, Setting
+from modules.rss.discover import looks_like_html
+from modules.rss.fetch import Fetcher, FetchResult
+from modules.rss.parse.encoding import decode
+from modules.rss.sanitize import html_to_text, sanitize_html
+
+log = logging.getLogger("feedeater.rss.fulltext")
+
+HTML_ACCEPT = "text/html, application/xhtml+xml;q=0.9, */*;q=0.5"
+ROBOTS_ACCEPT = "text/plain, */*;q=0.5"
+MIN_ARTICLE_WORDS = 50  # fewer words than this is a cookie wall, an error page or a link list, not an article
+UNREACHABLE_ROBOTS_TTL_S = 300.0  # a robots.txt that could not be read is asked for again this soon
+_ROBOTS_CACHE_MAX = 4096  # origins remembered; expired ones are forgotten first
+_TRANSIENT_KINDS = frozenset({"network", "dns", "timeout"})
+_TRANSIENT_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
+
+Status = Literal["done", "failed", "skipped"]
+
+
+# -- decisions (pure) ----------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Article:
+    html: str  # sanitized
+    text: str
+    words: int
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What one attempt settles: the row's status, why, and when to try again (None: never)."""
+
+    status: Status
+    error: str | None = None
+    retry_in: timedelta | None = None
+    url: str | None = None  # the page's final URL, once fetched
+    article: Article | None = None  # when done
+
+
+def retry_delay(attempts: int) -> timedelta:
+    """Exponential backoff after the n-th failed attempt: 10 min, 20 min, 40 min … capped at 12 h."""
+    return min(timedelta(minutes=10) * 2 ** max(attempts - 1, 0), timedelta(hours=12))
+
+
+def failure(
+    error: str, *, transient: bool, attempts: int, max_attempts: int, retry_after_s: float | None = None
+) -> Outcome:
+    """A failed attempt: transient ones are retried with backoff (or Retry-After) until attempts run out."""
+    if not transient or attempts >= max_attempts:
+        return Outcome("failed", error)
+    delay = retry_delay(attempts)
+    if retry_after_s is not None:
+        delay = max(delay, timedelta(seconds=retry_after_s))
+    return Outcome("failed", error, delay)
+
+
+def is_transient(res: FetchResult) -> bool:
+    """Worth retrying: network trouble, timeouts, overload. Blocked, too large, 404 and the like are final."""
+    if res.status == 0:
+        return res.error_kind in _TRANSIENT_KINDS
+    return res.status in _TRANSIENT_STATUS
+
+
+def judge(extracted_words: int, feed_words: int) -> str | None:
+    """Why an extraction is not worth keeping (the feed content is then the better text), or None."""
+    if extracted_words < MIN_ARTICLE_WORDS:
+        return f"no article found on the page ({extracted_words} words extracted)"
+    if extracted_words < feed_words:
+        return f"extracted text ({extracted_words} words) is shorter than the feed's content ({feed_words})"
+    return None
+
+
+class ExtractionError(Exception):
+    """readability found nothing it could parse."""
+
+
+def extract_article(page: bytes, *, url: str, content_type: str | None) -> Article:
+    """The page's main content, sanitized: decode (BOM, charset, detection), readability, then nh3.
+
+    CPU-bound (a few ms to tens of ms per page): the job runs it in a worker thread.
+    """
+    text = decode(page, content_type).text
+    try:
+        main = Document(text, url=url).summary(html_partial=True)
+    except Unparseable as exc:
+        raise ExtractionError(f"readability could not parse the page: {exc}") from exc
+    html = sanitize_html(main, url)
+    plain = html_to_text(html)
+    return Article(html, plain, len(plain.split()))
+
+
+def origin(url: str) -> str:
+    """scheme://host[:port], the scope of one robots.txt."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def robots_rules(res: FetchResult) -> urllib.robotparser.RobotFileParser | None:
+    """RFC 9309: a 200 gives its rules, a 4xx means no rules (all allowed); None when unreachable (5xx, network)."""
+    rules = urllib.robotparser.RobotFileParser()
+    if res.status == 200 and res.body is not None:
+        rules.parse(res.body.decode("utf-8", errors="replace").splitlines())
+        return rules
+    if 400 <= res.status < 500:
+        rules.parse([])  # no rules: everything allowed
+        return rules
+    return None
+
+
+# -- robots.txt ----------------------------------------------------------------------------------
+Verdict = Literal["allowed", "disallowed", "unreachable", "blocked"]
+
+
+@dataclass(slots=True)
+class _Cached:
+    task: asyncio.Task[tuple[urllib.robotparser.RobotFileParser | None, FetchResult]]
+    fetched_at: float
+
+
+class RobotsCache:
+    """robots.txt per origin, fetched through the module's Fetcher and kept in memory for `ttl_s`.
+
+    Concurrent checks for one origin share one fetch. An unreachable robots.txt is remembered only briefly.
+    """
+
+    def __init__(
+        self,
+        fetcher: Fetcher,
+        *,
+        user_agent: str,
+        ttl_s: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._fetcher = fetcher
+        self._agent = user_agent
+        self._ttl_s = ttl_s
+        self._clock = clock
+        self._cache: dict[str, _Cached] = {}
+
+    def _expired(self, cached: _Cached, now: float) -> bool:
+        if not cached.task.done():
+            return False
+        if cached.task.cancelled() or cached.task.exception() is not None:
+            return True  # a crashed lookup is not remembered
+        rules, _ = cached.task.result()
+        return now - cached.fetched_at >= (self._ttl_s if rules is not None else UNREACHABLE_ROBOTS_TTL_S)
+
+    async def _load(self, url: str) -> tuple[urllib.robotparser.RobotFileParser | None, FetchResult]:
+        res = await self._fetcher.fetch(url, accept=ROBOTS_ACCEPT)
+        return robots_rules(res), res
+
+    async def check(self, url: str) -> tuple[Verdict, str | None]:
+        """May `url` be fetched? With the reason when it may not."""
+        key = origin(url)
+        now = self._clock()
+        cached = self._cache.get(key)
+        if cached is None or self._expired(cached, now):
+            if len(self._cache) >= _ROBOTS_CACHE_MAX:
+                self._cache = {k: v for k, v in self._cache.items() if not self._expired(v, now)}
+            cached = self._cache[key] = _Cached(asyncio.create_task(self._load(key + "/robots.txt")), now)
+        rules, res = await asyncio.shield(cached.task)
+        if rules is None:
+            if res.error_kind == "blocked":
+                return "blocked", res.error
+            return "unreachable", f"robots.txt unreachable: {res.error or f'HTTP {res.status}'}"
+        if rules.can_fetch(self._agent, url):
+            return "allowed", None
+        return "disallowed", "disallowed by robots.txt"
+
+
+# -- the job -------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Claim:
+    entry_id: int
+    link: str
+    attempts: int  # including this one
+    feed_words: int
+
+
+async def _enqueue(conn: asyncpg.Connection, *, auto_partial: bool, max_age_days: int, now: datetime) -> None:
+    """Track the eligible recent entries that have no row yet; an entry whose link changed starts over."""
+    await conn.execute(
+        """INSERT INTO mod_rss.entry_fulltext (entry_id, link, next_attempt_at)
+           SELECT e.id, e.link, $2 FROM mod_rss.entries e JOIN mod_rss.feeds f ON f.id = e.feed_id
+           WHERE e.link IS NOT NULL AND (f.full_text OR ($1 AND e.partial_content))
+             AND e.effective_at >= $2::timestamptz - make_interval(days => $3)
+             AND NOT EXISTS (SELECT 1 FROM mod_rss.entry_fulltext ft WHERE ft.entry_id = e.id AND ft.link = e.link)
+           ON CONFLICT (entry_id) DO UPDATE SET link = EXCLUDED.link, status = 'pending', attempts = 0,
+               next_attempt_at = $2, url = NULL, full_html = NULL, full_text = NULL, word_count = NULL,
+               fetched_at = NULL, error = NULL, updated_at = $2""",
+        auto_partial,
+        now,
+        max_age_days,
+    )
+
+
+async def _claim(
+    conn: asyncpg.Connection, *, auto_partial: bool, limit: int, lease_s: int, now: datetime
+) -> list[Claim]:
+    """Lease due rows to this host (SKIP LOCKED: hosts share the work); the attempt is counted up front,
+    so a page that crashes the worker still runs out of attempts."""
+    rows = await conn.fetch(
+        """WITH due AS (
+               SELECT ft.entry_id FROM mod_rss.entry_fulltext ft
+               JOIN mod_rss.entries e ON e.id = ft.entry_id JOIN mod_rss.feeds f ON f.id = e.feed_id
+               WHERE ft.next_attempt_at <= $1 AND (ft.lease_until IS NULL OR ft.lease_until < $1)
+                 AND f.enabled AND (f.full_text OR ($2 AND e.partial_content))
+               ORDER BY ft.next_attempt_at, e.effective_at DESC LIMIT $3
+               FOR UPDATE OF ft SKIP LOCKED)
+           UPDATE mod_rss.entry_fulltext ft
+           SET lease_until = $1 + make_interval(secs => $4), attempts = ft.attempts + 1, updated_at = $1
+           FROM due, mod_rss.entries e WHERE ft.entry_id = due.entry_id AND e.id = ft.entry_id
+           RETURNING ft.entry_id, ft.link, ft.attempts, e.word_count""",
+        now,
+        auto_partial,
+        limit,
+        float(lease_s),
+    )
+    return [Claim(r["entry_id"], r["link"], r["attempts"], r["word_count"]) for r in rows]
+
+
+async def _attempt(fetcher: Fetcher, robots: RobotsCache, claim: Claim, max_attempts: int) -> Outcome:
+    """robots.txt, fetch, extract, judge."""
+    verdict, reason = await robots.check(claim.link)
+    if verdict == "disallowed":
+        return Outcome("skipped", reason)
+    if verdict != "allowed":
+        transient = verdict == "unreachable"
+        return failure(
+            reason or verdict, transient=transient, attempts=claim.attempts, max_attempts=max_attempts
+        )
+    res = await fetcher.fetch(claim.link, accept=HTML_ACCEPT)
+    if res.status != 200 or res.body is None:
+        return failure(
+            res.error or f"HTTP {res.status}",
+            transient=is_transient(res),
+            attempts=claim.attempts,
+            max_attempts=max_attempts,
+            retry_after_s=res.retry_after_s,
+        )
+    content_type = res.headers.get("content-type")
+    if not looks_like_html(res.body, content_type):
+        return Outcome("skipped", f"not an HTML page ({content_type or 'no Content-Type'})", url=res.url)
+    try:
+        article = await asyncio.to_thread(extract_article, res.body, url=res.url, content_type=content_type)
+    except ExtractionError as exc:
+        return Outcome("failed", str(exc), url=res.url)
+    problem = judge(article.words, claim.feed_words)
+    if problem is not None:
+        return Outcome("failed", problem, url=res.url)
+    return Outcome("done", url=res.url, article=article)
+
+
+async def _store(conn: asyncpg.Connection, claim: Claim, outcome: Outcome, now: datetime) -> None:
+    """Record the attempt, unless the entry's link changed meanwhile (that row starts over)."""
+    article = outcome.article
+    await conn.execute(
+        """UPDATE mod_rss.entry_fulltext SET status = $3, error = $4, next_attempt_at = $5, lease_until = NULL,
+               url = coalesce($6, url), full_html = $7, full_text = $8, word_count = $9,
+               fetched_at = CASE WHEN $3 = 'done' THEN $10 ELSE fetched_at END, updated_at = $10
+           WHERE entry_id = $1 AND link = $2""",
+        claim.entry_id,
+        claim.link,
+        outcome.status,
+        outcome.error,
+        now + outcome.retry_in if outcome.retry_in is not None else None,
+        outcome.url,
+        article.html if article else None,
+        article.text if article else None,
+        article.words if article else None,
+        now,
+    )
+
+
+def robots_cache(ctx: ModuleContext) -> RobotsCache:
+    """The process's robots.txt cache, made on first use with the module's fetcher."""
+    cache: RobotsCache | None = ctx.state.get("robots")
+    if cache is None:
+        cache = ctx.state["robots"] = RobotsCache(
+            ctx.state["fetcher"],
+            user_agent=ctx.settings["user_agent"],
+            ttl_s=float(ctx.settings["fulltext_robots_ttl_minutes"]) * 60,
+        )
+    return cache
+
+
+async def run(ctx: ModuleContext) -> dict[str, Any]:
+    """One tick: queue newly eligible entries, then fetch and extract one batch of due articles."""
+    settings = ctx.settings
+    auto_partial = bool(settings["fulltext_auto_partial"])
+    max_attempts = int(settings["fulltext_max_attempts"])
+    now = datetime.now(UTC)
+    async with ctx.pool.acquire() as conn:
+        await _enqueue(
+            conn, auto_partial=auto_partial, max_age_days=int(settings["fulltext_max_age_days"]), now=now
+        )
+        claims = await _claim(
+            conn,
+            auto_partial=auto_partial,
+            limit=int(settings["fulltext_batch"]),
+            lease_s=int(settings["lease_seconds"]),
+            now=now,
+        )
+    fetcher: Fetcher = ctx.state["fetcher"]
+    robots = robots_cache(ctx)
+    started = time.monotonic()
+    results = await asyncio.gather(
+        *(_attempt(fetcher, robots, c, max_attempts) for c in claims), return_exceptions=True
+    )
+    counts: Counter[str] = Counter(claimed=len(claims))
+    async with ctx.pool.acquire() as conn:
+        for claim, result in zip(claims, results, strict=True):
+            if isinstance(result, BaseException):
+                log.error("entry %s: full text aborted: %s", claim.entry_id, result)  # the lease expires
+                counts["aborted"] += 1
+                continue
+            await _store(conn, claim, result, datetime.now(UTC))
+            counts[result.status] += 1
+            if result.status != "done":
+                log.info(
+                    "entry %s: full text %s: %s",
+                    claim.entry_id,
+                    result.status,
+                    result.error,
+                    extra={"entry_id": claim.entry_id, "url": claim.link},
+                )
+    return {**counts, "seconds": round(time.monotonic() - started, 3)}
+
+
+JOB = Job("fulltext", run, "5m", "fetch and extract the article pages of full-text feeds")
+
+SETTINGS = (
+    Setting(
+        "fulltext_auto_partial",
+        "bool",
+        False,
+        "also fetch the article of entries whose feed gives only an excerpt (partial_content)",
+    ),
+    Setting("fulltext_batch", "int", 50, "article pages fetched per fulltext run", min=1, max=5000),
+    Setting(
+        "fulltext_max_attempts",
+        "int",
+        4,
+        "fetch attempts per article on transient errors, with backoff",
+        min=1,
+        max=20,
+    ),
+    Setting(
+        "fulltext_max_age_days",
+        "int",
+        7,
+        "only entries this recent get their article fetched (no archive crawl when a feed is switched on)",
+        min=1,
+        max=3650,
+    ),
+    Setting(
+        "fulltext_robots_ttl_minutes",
+        "int",
+        720,
+        "how long a site's robots.txt is cached in memory",
+        min=1,
+        max=10080,
+    ),
+)

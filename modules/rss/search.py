@@ -1,0 +1,329 @@
+"""Hybrid search over entries: pgvector KNN (cosine, HNSW) and Postgres full text, fused by reciprocal rank.
+
+One service with three front doors (this Python API, NATS request/reply in search_service.py, the CLI in
+search_cli.py). With no embedder, the embedder down or no embeddings yet, it answers from full text alone
+and says why (`mode="text"`, `degraded_reason`), so search works from the first poll on.
+
+Full text uses websearch_to_tsquery (quotes, `or`, `-word`), ranked by ts_rank_cd, requiring every word.
+When full text answers alone and that finds too few entries, entries matching any of the words fill up
+the candidates, so a long natural-language query still finds something.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, date, datetime, time
+from typing import Any, Literal
+
+import asyncpg
+
+from host.ai import AIServices, ProviderError
+from host.errors import UserError
+from modules.rss.embed import vector_expr, vector_type
+
+Mode = Literal["hybrid", "text", "vector"]
+
+RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.): damps the weight of the very top ranks
+MAX_LIMIT = 100
+MAX_QUERY_CHARS = 1000
+EMBED_TIMEOUT_S = 5.0  # an interactive search waits this long for the query vector, then goes text-only
+MATCH_POOL = 1000  # a broad query ranks its newest 1,000 matches: ranking every match of "the" costs seconds
+TERM_POOL = 200  # entries per word ranked when relaxing to "any word": rare words bring all theirs
+HEADLINE = 'MaxWords=35, MinWords=15, MaxFragments=2, FragmentDelimiter=" … ", StartSel=«, StopSel=»'
+_OPERATORS = re.compile(r'"|(?:^|\s)-\S|(?:^|\s)or(?:\s|$)', re.IGNORECASE)
+
+
+# -- request and reply ---------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class SearchQuery:
+    text: str
+    feed: int | None = None
+    folder: str | None = None
+    since: datetime | None = None  # entries whose effective time (published, else first seen) is later
+    limit: int = 10
+
+
+@dataclass(slots=True)
+class SearchResult:
+    entry_id: int
+    message_id: str
+    feed_id: int
+    feed_title: str
+    title: str
+    link: str | None
+    published: datetime | None
+    snippet: str  # plain text; matched words between « and »
+    mode: Mode  # which side(s) found this entry
+    score: float  # fused (reciprocal-rank) score
+    vector_score: float | None  # cosine similarity
+    text_score: float | None  # ts_rank_cd
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["published"] = self.published.isoformat() if self.published else None
+        return d
+
+
+@dataclass(slots=True)
+class SearchResponse:
+    results: list[SearchResult]
+    mode: Mode
+    degraded_reason: str | None = None
+    model: str | None = None  # embedding model of the vector side, when it ran
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"results": [r.to_dict() for r in self.results], "mode": self.mode}
+        if self.degraded_reason:
+            d["degraded_reason"] = self.degraded_reason
+        if self.model:
+            d["model"] = self.model
+        return d
+
+
+def parse_since(raw: str) -> datetime:
+    """An ISO date or date-time as aware UTC (a date means its midnight UTC; naive times are UTC)."""
+    text = raw.strip()
+    try:
+        if len(text) == 10:
+            return datetime.combine(date.fromisoformat(text), time(0), UTC)
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise UserError(
+            f"since={raw!r} is not a date", "use ISO 8601, e.g. 2025-01-31 or 2025-01-31T08:00Z"
+        ) from None
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+def parse_request(data: Any) -> SearchQuery:
+    """Validate a JSON request `{"query", "feed"?, "folder"?, "since"?, "limit"?}`; one clear UserError."""
+    if not isinstance(data, Mapping):
+        raise UserError("the request must be a JSON object", 'send {"query": "words", "limit": 10}')
+    unknown = sorted(set(data) - {"query", "feed", "folder", "since", "limit"})
+    if unknown:
+        raise UserError(f"unknown field {unknown[0]!r}", "fields: query, feed, folder, since, limit")
+    text = data.get("query")
+    if not isinstance(text, str) or not text.strip():
+        raise UserError("query is missing or empty", "give the words to search for")
+    if len(text) > MAX_QUERY_CHARS:
+        raise UserError(f"query is longer than {MAX_QUERY_CHARS} characters", "shorten it")
+    feed, limit = data.get("feed"), data.get("limit", 10)
+    if feed is not None and (isinstance(feed, bool) or not isinstance(feed, int) or feed < 1):
+        raise UserError(
+            f"feed={feed!r} is not a feed id", "give a positive integer from `feedeater rss list`"
+        )
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise UserError(f"limit={limit!r} is out of range", f"give an integer from 1 to {MAX_LIMIT}")
+    folder, since = data.get("folder"), data.get("since")
+    if folder is not None and (not isinstance(folder, str) or not folder.strip()):
+        raise UserError(f"folder={folder!r} is not a folder name", 'give a folder path such as "Tech/Python"')
+    if since is not None and not isinstance(since, str):
+        raise UserError(f"since={since!r} is not a date", "use ISO 8601, e.g. 2025-01-31")
+    return SearchQuery(
+        text=text.strip(),
+        feed=feed,
+        folder=folder.strip().strip("/") if folder else None,
+        since=parse_since(since) if since else None,
+        limit=limit,
+    )
+
+
+# -- pure decisions ------------------------------------------------------------------------------
+@dataclass(slots=True)
+class Fused:
+    entry_id: int
+    score: float
+    mode: Mode
+    vector_score: float | None = None
+    text_score: float | None = None
+
+
+def fuse(
+    vector_hits: Sequence[tuple[int, float]],
+    text_hits: Sequence[tuple[int, float]],
+    limit: int,
+    k: int = RRF_K,
+) -> list[Fused]:
+    """Reciprocal-rank fusion: score = Σ 1/(k + rank) over the ranked lists an entry appears in.
+
+    Ranks, not raw scores, are combined, so cosine similarities and ts_rank_cd values need no common scale.
+    Ties go to the newer entry (higher id)."""
+    fused: dict[int, Fused] = {}
+    sides: tuple[tuple[Mode, Sequence[tuple[int, float]]], ...] = (
+        ("vector", vector_hits),
+        ("text", text_hits),
+    )
+    for leg, hits in sides:
+        for rank, (entry_id, score) in enumerate(hits, start=1):
+            item = fused.setdefault(entry_id, Fused(entry_id, 0.0, leg))
+            item.score += 1.0 / (k + rank)
+            if leg == "vector":
+                item.vector_score = score
+            else:
+                item.text_score = score
+                if item.vector_score is not None:
+                    item.mode = "hybrid"
+    return sorted(fused.values(), key=lambda f: (-f.score, -f.entry_id))[:limit]
+
+
+def candidates_per_side(limit: int) -> int:
+    """How deep each side ranks: fusion needs more than the final page to reorder it well."""
+    return min(300, max(50, 3 * limit))
+
+
+def relaxable(text: str) -> bool:
+    """A plain query (no quotes, `or`, or `-word`) may fall back to matching any of its words."""
+    return _OPERATORS.search(text) is None
+
+
+# -- the two sides -------------------------------------------------------------------------------
+def _filters(query: SearchQuery, args: list[Any]) -> str:
+    """SQL conditions on `e` (entries) and `f` (feeds) for the query's filters; appends their arguments."""
+    conds = []
+    if query.feed is not None:
+        args.append(query.feed)
+        conds.append(f"e.feed_id = ${len(args)}")
+    if query.folder is not None:
+        args.append(query.folder)
+        n = len(args)
+        conds.append(
+            f"(f.folder = ${n} OR left(f.folder, length(${n}) + 1) = ${n} || '/')"  # the folder and its subfolders
+        )
+    if query.since is not None:
+        args.append(query.since)
+        conds.append(f"e.effective_at >= ${len(args)}")
+    return "".join(f" AND {c}" for c in conds)
+
+
+async def _vector_side(
+    conn: asyncpg.Connection, query: SearchQuery, vector: list[float], model: str, k: int
+) -> list[tuple[int, float]]:
+    dims = len(vector)
+    expr = vector_expr(dims)
+    args: list[Any] = [vector, model, k]
+    where = _filters(query, args)
+    async with conn.transaction():
+        # ef_search ≥ k, or HNSW returns fewer than k; iterative scans keep filtered searches from starving.
+        await conn.execute(f"SET LOCAL hnsw.ef_search = {max(100, k)}")
+        await conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        rows = await conn.fetch(
+            f"""SELECT x.entry_id, 1 - ({expr} <=> $1::{vector_type(dims)}({dims})) AS similarity
+                FROM mod_rss.entry_embeddings x
+                JOIN mod_rss.entries e ON e.id = x.entry_id JOIN mod_rss.feeds f ON f.id = e.feed_id
+                WHERE x.dims = {dims} AND x.model = $2{where}
+                ORDER BY {expr} <=> $1::{vector_type(dims)}({dims}) LIMIT $3""",
+            *args,
+        )
+    hits = [(r["entry_id"], float(r["similarity"])) for r in rows]
+    return sorted(hits, key=lambda h: -h[1])  # relaxed_order may return neighbours slightly out of order
+
+
+async def _text_side(
+    conn: asyncpg.Connection, query: SearchQuery, k: int, *, relax: bool
+) -> tuple[list[tuple[int, float]], str | None]:
+    """Ranked full-text hits and the tsquery (as text) they matched, for the snippets; None: no words.
+
+    `relax`: fill up with entries matching any word. Only without vectors: beside the vector side such
+    partial matches are noise that outvotes it in the fusion (on the real corpus, 300 title→body queries:
+    hybrid recall@10 0.67 with them, 0.87 without; vectors alone 0.86)."""
+    tsq: str = await conn.fetchval("SELECT websearch_to_tsquery('simple', $1)::text", query.text)
+    if not tsq:
+        return [], None
+    args: list[Any] = [tsq, k]
+    where = _filters(query, args)
+    args.append(MATCH_POOL)
+    rows = await conn.fetch(
+        f"""SELECT id, ts_rank_cd(search_tsv, $1::tsquery) AS rank FROM (
+                SELECT e.id, e.search_tsv FROM mod_rss.entries e JOIN mod_rss.feeds f ON f.id = e.feed_id
+                WHERE e.search_tsv @@ $1::tsquery{where}
+                ORDER BY e.effective_at DESC LIMIT ${len(args)}) newest
+            ORDER BY rank DESC, id DESC LIMIT $2""",
+        *args,
+    )
+    hits = [(r["id"], float(r["rank"])) for r in rows]
+    if not relax or len(hits) >= k or " & " not in tsq or not relaxable(query.text):
+        return hits, tsq
+    any_word = tsq.replace(" & ", " | ")
+    args = [any_word, k - len(hits), [h[0] for h in hits], query.text, TERM_POOL]
+    where = _filters(query, args)
+    # The pool is up to TERM_POOL entries per word: a rare word (a name, a term) brings every entry it is
+    # in, a common one only a sample, so common words cannot crowd out the entries that matter.
+    rows = await conn.fetch(
+        f"""WITH pool AS (
+                SELECT DISTINCT p.id FROM unnest(tsvector_to_array(to_tsvector('simple', $4))) AS w(word),
+                LATERAL (SELECT e.id FROM mod_rss.entries e JOIN mod_rss.feeds f ON f.id = e.feed_id
+                         WHERE e.search_tsv @@ quote_literal(w.word)::tsquery{where} LIMIT $5) p)
+            SELECT e.id, ts_rank_cd(e.search_tsv, $1::tsquery) AS rank
+            FROM pool JOIN mod_rss.entries e ON e.id = pool.id
+            WHERE e.id <> ALL($3::bigint[])
+            ORDER BY rank DESC, e.id DESC LIMIT $2""",
+        *args,
+    )
+    return hits + [(r["id"], float(r["rank"])) for r in rows], any_word
+
+
+async def _details(conn: asyncpg.Connection, fused: list[Fused], tsq: str | None) -> list[SearchResult]:
+    rows = await conn.fetch(
+        """SELECT e.id, e.message_id, e.feed_id, f.title AS feed_title, e.title, e.link, e.published,
+                   CASE WHEN $2::text IS NULL THEN left(e.content_text, 240)
+                        ELSE ts_headline('simple', left(e.content_text, 20000), $2::tsquery, $3) END AS snippet
+            FROM mod_rss.entries e JOIN mod_rss.feeds f ON f.id = e.feed_id WHERE e.id = ANY($1::bigint[])""",
+        [f.entry_id for f in fused],
+        tsq,
+        HEADLINE,
+    )
+    by_id = {r["id"]: r for r in rows}
+    return [
+        SearchResult(
+            entry_id=f.entry_id,
+            message_id=str(r["message_id"]),
+            feed_id=r["feed_id"],
+            feed_title=r["feed_title"],
+            title=r["title"],
+            link=r["link"],
+            published=r["published"],
+            snippet=r["snippet"] or "",
+            mode=f.mode,
+            score=f.score,
+            vector_score=f.vector_score,
+            text_score=f.text_score,
+        )
+        for f in fused
+        if (r := by_id.get(f.entry_id)) is not None  # deleted between ranking and reading: left out
+    ]
+
+
+async def _query_vector(ai: AIServices, text: str) -> tuple[list[float] | None, str | None]:
+    """The query's embedding, or None and why not."""
+    if ai.embedder is None:
+        return None, "no embedder configured"
+    try:
+        vectors = await asyncio.wait_for(ai.embedder.embed([text], query=True), EMBED_TIMEOUT_S)
+    except ProviderError as exc:
+        return None, f"embedder unavailable: {exc}"
+    except TimeoutError:
+        return None, f"embedder unavailable: no answer within {EMBED_TIMEOUT_S:g}s"
+    return vectors[0], None
+
+
+async def search(pool: asyncpg.Pool, ai: AIServices, query: SearchQuery) -> SearchResponse:
+    """Hybrid search; degrades to full text (and says why) when the vector side cannot answer."""
+    vector, reason = await _query_vector(ai, query.text)
+    k = candidates_per_side(query.limit)
+    model = ai.embedder.model if ai.embedder is not None else None
+    async with pool.acquire() as conn, conn.transaction():
+        # Plans must see the actual words: a generic plan (asyncpg prepares statements) treats "the" like a
+        # rare word and scans all its matches — measured 150 ms instead of 8 ms at 100,000 entries.
+        await conn.execute("SET LOCAL plan_cache_mode = force_custom_plan")
+        vector_hits: list[tuple[int, float]] = []
+        if vector is not None and model is not None:
+            vector_hits = await _vector_side(conn, query, vector, model, k)
+            if not vector_hits:
+                reason = f"no entries embedded with {model} match yet (embedding backlog, or reembed pending)"
+        text_hits, tsq = await _text_side(conn, query, k, relax=not vector_hits)
+        fused = fuse(vector_hits, text_hits, query.limit)
+        results = await _details(conn, fused, tsq)
+    mode: Mode = "hybrid" if vector_hits and tsq else "vector" if vector_hits else "text"
+    return SearchResponse(results, mode, reason, model if vector_hits else None)

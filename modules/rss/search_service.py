@@ -1,0 +1,64 @@
+"""Search over NATS request/reply on `feedeater.rss.search`, for modules in other processes.
+
+Protocol (docs/search.md): a JSON request `{"query", "feed"?, "folder"?, "since"?, "limit"?}` gets a JSON
+reply `{"results": [...], "mode", "degraded_reason"?, "model"?}`, or `{"error": "..."}` for a bad request
+or a failed search. Every host running the rss module answers, in one queue group, so each request is
+answered once and load spreads over the hosts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+import asyncpg
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+
+from host.ai import AIServices
+from host.errors import UserError
+from host.module import ModuleContext
+from modules.rss.search import parse_request, search
+
+log = logging.getLogger("feedeater.rss.search")
+
+SUBJECT = "feedeater.rss.search"
+QUEUE = "feedeater.rss.search"
+
+
+async def answer(pool: asyncpg.Pool, ai: AIServices, data: bytes) -> dict[str, Any]:
+    """The reply to one request body: results, or one clear error."""
+    try:
+        query = parse_request(json.loads(data))
+    except ValueError:
+        return {"error": 'the request is not JSON (send {"query": "words"})'}
+    except UserError as exc:
+        return {"error": str(exc)}
+    try:
+        return (await search(pool, ai, query)).to_dict()
+    except Exception as exc:  # e.g. the database is down: the caller gets an answer, not a timeout
+        log.exception("search failed")
+        return {"error": f"search failed: {type(exc).__name__}: {exc}"}
+
+
+async def start(ctx: ModuleContext) -> Subscription:
+    """Serve search requests until the returned subscription is unsubscribed (or the connection drains)."""
+    if ctx.nats is None:
+        raise UserError("the search service needs the NATS connection", "open the host with the bus")
+    nc = ctx.nats
+    in_flight: set[asyncio.Task[None]] = set()
+
+    async def reply(msg: Msg) -> None:
+        body = await answer(ctx.pool, ctx.ai, msg.data)
+        if msg.reply:
+            await nc.publish(msg.reply, json.dumps(body, ensure_ascii=False).encode())
+
+    async def on_request(msg: Msg) -> None:
+        # nats-py runs one callback at a time per subscription; a task per request lets searches overlap.
+        task = asyncio.create_task(reply(msg))
+        in_flight.add(task)
+        task.add_done_callback(in_flight.discard)
+
+    return await nc.subscribe(SUBJECT, queue=QUEUE, cb=on_request)

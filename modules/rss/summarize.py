@@ -1,0 +1,621 @@
+"""The updateContexts job: each feed's context (summaryShort, summaryLong, keyPoints) from its recent entries.
+
+Only feeds with entries newer than their last summary are considered, at a cadence set by volume (design doc
+000): high-volume feeds every run, normal ones every few hours, low-volume ones on each new entry. The LLM is
+asked for JSON; its reply is schema-checked, repaired once by sending the error back, and otherwise replaced
+by an extractive summary (term weights and representative titles), which is also what runs with no LLM.
+The context, its ContextUpdated (messageId = the newest entry's message) and the feed's bookkeeping commit
+in one transaction; provider calls happen before it, never inside it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import re
+import time
+import unicodedata
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from string import Template
+from typing import Any, Literal
+
+import asyncpg
+
+from host import contexts
+from host.ai import Embedder, Summarizer
+from host.events import iso_z, truncate_utf16
+from host.module import Job, ModuleContext, Setting
+from modules.rss import fulltext, publish
+
+log = logging.getLogger("feedeater.rss.summarize")
+
+WINDOW_DAYS = 7  # input: the last 7 days or the last 20 entries, whichever is more (design doc 000)
+WINDOW_MIN_ENTRIES = 20
+HIGH_VOLUME_PER_DAY = 10.0
+LOW_VOLUME_PER_DAY = 1.0
+SUMMARY_LONG_MAX = 1500  # characters: "2–3 sentences" with room to spare; longer is sent back for repair
+KEY_POINTS_MAX = 8
+REPLY_ECHO_MAX = 2000  # characters of a rejected reply quoted back in the repair prompt
+TEXT_CHARS = 2000  # characters of each entry's text read for prompts and term weights
+HISTORY_ENTRIES = 300  # older entries of the feed that weigh down its perennial words
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You summarize an RSS feed's recent content for a feed reader. Reply with one JSON object and nothing "
+    'else: {"summaryShort": "<at most 128 characters: what the feed is covering now>", "summaryLong": '
+    '"<2-3 sentences on the themes and topics, not individual articles>", "keyPoints": ["<3-6 short '
+    'points>"]}. Write in the language of the entries.'
+)
+DEFAULT_PROMPT_TEMPLATE = """Feed: $feed_title
+Description: $feed_description
+
+Previous summary: $previous_summary
+
+Recent entries ($entry_count, newest first):
+$entries
+
+Write what this feed is currently covering. Focus on themes and topics, not individual articles."""
+
+
+@dataclass(frozen=True, slots=True)
+class WindowEntry:
+    entry_id: int
+    message_id: uuid.UUID
+    title: str
+    published: datetime  # effective_at: published, or first seen when undated
+    text: str  # best text (article when extracted, else feed content), cut to TEXT_CHARS
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    short: str
+    long: str
+    key_points: tuple[str, ...]
+
+
+# -- cadence (pure) ------------------------------------------------------------------------------
+Cadence = Literal["high", "normal", "low"]
+
+
+def cadence_of(entries_per_day: float) -> Cadence:
+    if entries_per_day >= HIGH_VOLUME_PER_DAY:
+        return "high"
+    return "normal" if entries_per_day >= LOW_VOLUME_PER_DAY else "low"
+
+
+@dataclass(frozen=True, slots=True)
+class Due:
+    due: bool
+    cadence: Cadence
+    reason: str
+
+
+def decide(
+    *,
+    new_entries: int,
+    entries_per_day: float,
+    last_summarized_at: datetime | None,
+    now: datetime,
+    normal_interval: timedelta,
+) -> Due:
+    """Whether a feed is summarized this run: never without new entries; high and low volume on every run
+    that has them (low volume rarely does), normal volume once `normal_interval` has passed."""
+    cadence = cadence_of(entries_per_day)
+    if new_entries <= 0:
+        return Due(False, cadence, "no new entries")
+    if last_summarized_at is None:
+        return Due(True, cadence, "never summarized")
+    if cadence != "normal":
+        return Due(True, cadence, f"{cadence} volume, {new_entries} new")
+    wait = last_summarized_at + normal_interval - now
+    if wait > timedelta(0):
+        return Due(False, cadence, f"normal volume, next summary in {wait.total_seconds() / 60:.0f} min")
+    return Due(True, cadence, f"normal volume, {new_entries} new")
+
+
+# -- prompt (pure) -------------------------------------------------------------------------------
+def excerpt(text: str, limit: int) -> str:
+    """The start of a text on one line, cut at a word boundary."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[:limit].rsplit(" ", 1)[0] if " " in flat[:limit] else flat[:limit]
+    return cut.rstrip(" ,;:.") + "…"
+
+
+def build_prompt(
+    template: str,
+    *,
+    feed_title: str,
+    feed_description: str,
+    previous_summary: str | None,
+    entries: Sequence[WindowEntry],
+    excerpt_chars: int,
+    budget_chars: int,
+) -> str:
+    """Fill the user template ($feed_title, $feed_description, $previous_summary, $entry_count, $entries).
+
+    Entries come newest first, each a dated title line and a plain-text excerpt. Over the budget, the
+    oldest entries lose their excerpts first, then are left out (at least one entry always stays).
+    """
+    heads = [f"- [{e.published:%Y-%m-%d}] {e.title or '(untitled)'}" for e in entries]
+    lines = [
+        f"{head}\n  {text}" if (text := excerpt(e.text, excerpt_chars)) else head
+        for head, e in zip(heads, entries, strict=True)
+    ]
+
+    def render() -> str:
+        return Template(template).safe_substitute(
+            feed_title=feed_title or "(untitled feed)",
+            feed_description=feed_description or "No description",
+            previous_summary=previous_summary or "none",
+            entry_count=len(lines),
+            entries="\n".join(lines),
+        )
+
+    prompt = render()
+    oldest = len(lines) - 1
+    while len(prompt) > budget_chars and oldest >= 0:
+        lines[oldest] = heads[oldest]
+        oldest -= 1
+        prompt = render()
+    while len(prompt) > budget_chars and len(lines) > 1:
+        lines.pop()
+        prompt = render()
+    return prompt
+
+
+# -- the reply (pure) ----------------------------------------------------------------------------
+class ReplyError(ValueError):
+    """The LLM's reply does not fit the schema; the message is sent back for the repair attempt."""
+
+
+def _required_text(data: dict[str, Any], key: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise ReplyError(f"{key} must be a non-empty string")
+    return " ".join(value.split())
+
+
+def parse_reply(reply: str) -> Summary:
+    """Validate the LLM's JSON: summaryShort and summaryLong non-empty strings, keyPoints (optional, default
+    []) an array of strings. Code fences and chatter around the object are tolerated (small models add
+    them despite being told not to); summaryShort is cut to 128 UTF-16 units, key points are trimmed,
+    deduplicated and capped."""
+    start, end = reply.find("{"), reply.rfind("}")
+    if start < 0 or end < start:
+        raise ReplyError("the reply contains no JSON object")
+    try:
+        data = json.loads(reply[start : end + 1])
+    except json.JSONDecodeError as exc:
+        raise ReplyError(f"the reply is not valid JSON ({exc})") from None
+    short = _required_text(data, "summaryShort")
+    long = _required_text(data, "summaryLong")
+    if len(long) > SUMMARY_LONG_MAX:
+        raise ReplyError(f"summaryLong has {len(long)} characters; write 2-3 sentences")
+    points = data.get("keyPoints", [])
+    if not isinstance(points, list) or not all(isinstance(p, str) for p in points):
+        raise ReplyError("keyPoints must be an array of strings")
+    cleaned = dict.fromkeys(" ".join(p.split()) for p in points if p.strip())
+    return Summary(truncate_utf16(short), long, tuple(cleaned)[:KEY_POINTS_MAX])
+
+
+def repair_prompt(prompt: str, reply: str, error: str) -> str:
+    """The original request, the rejected reply and why it was rejected: one chance to fix it."""
+    quoted = reply if len(reply) <= REPLY_ECHO_MAX else reply[:REPLY_ECHO_MAX] + "…"
+    return (
+        f"{prompt}\n\nYour previous reply could not be used: {error}.\nPrevious reply:\n{quoted}\n\n"
+        'Reply again with only the JSON object: {"summaryShort": string, "summaryLong": string, '
+        '"keyPoints": [string, ...]}.'
+    )
+
+
+async def ask_llm(summarizer: Summarizer, system: str, prompt: str) -> tuple[Summary, bool]:
+    """(summary, repaired). Raises ReplyError when the repaired reply is still invalid; provider errors
+    propagate (the provider does its own retries)."""
+    reply = await summarizer.complete_json(system, prompt)
+    try:
+        return parse_reply(reply), False
+    except ReplyError as exc:
+        reply = await summarizer.complete_json(system, repair_prompt(prompt, reply, str(exc)))
+    return parse_reply(reply), True
+
+
+# -- extractive summary (pure) -------------------------------------------------------------------
+# Scripts written without spaces between words: runs of them become character bigrams.
+_UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_RUNS = re.compile(f"[{_UNSPACED}]+|[^{_UNSPACED}]+")
+_WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
+# Function words (three letters or more) of common feed languages, and feed boilerplate; other
+# languages lean on the history weighting and the three-letter minimum.
+_STOPWORD_LIST = """
+about above all and after again against also among another any are around because been before being below
+between both but can cannot could did does doing down during each either every few for from further had
+has have having her here hers herself him himself his how however into its itself just least less many
+may might more most much must near need new not now off once one only other ought our ours out over own
+per same she should since some still such than that the their theirs them then there these they this
+those though through too under until upon very via was way were what when where whether which while who
+whom whose why will with within without would yet you your yours read continue reading post posted
+appeared first comments comment share click today aber alle als auch auf aus bei bin bis das dass dem
+den der des die dies diese doch durch ein eine einem einen einer eines für gegen hat hatte haben ich ihr
+ihre ist jetzt kann kein keine man mehr mit nach nicht noch nur oder sein seine sich sie sind über und
+uns unter vom von vor war wie wird wir zum zur zwischen alors aux avec ces cette comme dans elle est
+être ils les leur lui mais même nous par pas plus pour que qui sans ses son sont sur tout tous une vous
+algo como con cual del desde ella ellos entre era esta este esto los las más nos para pero por sin sobre
+sus también todo una uno unos
+"""
+_STOPWORDS = frozenset(_STOPWORD_LIST.split())
+
+
+def tokens(text: str) -> list[tuple[str, str]]:
+    """(key, surface form) of each content word: NFKC, case-folded keys, Unicode word characters, so any
+    alphabet works; Chinese/Japanese runs become character bigrams. Numbers and short words are dropped."""
+    out: list[tuple[str, str]] = []
+    for run in _RUNS.findall(unicodedata.normalize("NFKC", text)):
+        if "\u3040" <= run[0] <= "\ufaff":
+            out.extend((run[i : i + 2], run[i : i + 2]) for i in range(len(run) - 1))
+            continue
+        for word in _WORD.findall(run):
+            key = word.casefold()
+            if len(key) >= 3 and not key.isdigit() and key not in _STOPWORDS:
+                out.append((key, word))
+    return out
+
+
+def themes(docs: Sequence[tuple[str, str]], history: Sequence[str], limit: int = 5) -> list[tuple[str, str]]:
+    """The window's theme words as (key, display form), strongest first; `docs` are (title, text), newest first.
+
+    A word scores per entry it appears in (2 in a title, 1 in the text only, so one long article cannot
+    dominate) times a smoothed inverse document frequency over the feed's older entries, so the feed's
+    perennial words and boilerplate weigh less than what is new. Ties go to the word in more entries, then
+    to the word seen first (newest entries, titles before text).
+    """
+    background: Counter[str] = Counter()
+    for text in history:
+        background.update({key for key, _ in tokens(text)})
+    score: defaultdict[str, float] = defaultdict(float)
+    spread: Counter[str] = Counter()
+    first: dict[str, int] = {}
+    forms: defaultdict[str, Counter[str]] = defaultdict(Counter)
+    for title, text in docs:
+        weights: dict[str, int] = {}
+        for weight, part in ((2, title), (1, text)):
+            for key, form in tokens(part):
+                weights.setdefault(key, weight)
+                first.setdefault(key, len(first))
+                forms[key][form] += weight
+        for key, weight in weights.items():
+            score[key] += weight * (math.log((1 + len(history)) / (1 + background[key])) + 1)
+            spread[key] += 1
+    ranked = sorted(score, key=lambda k: (-score[k], -spread[k], first[k]))
+    return [(key, forms[key].most_common(1)[0][0]) for key in ranked[:limit]]
+
+
+def _join(words: Sequence[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+def extractive_summary(feed_title: str, entries: Sequence[WindowEntry], history: Sequence[str]) -> Summary:
+    """A summary without an LLM: theme words, the date span, and the titles that carry the most themes."""
+    top = themes([(e.title, e.text) for e in entries], history)
+    rank_weight = {key: len(top) - i for i, (key, _) in enumerate(top)}  # the strongest theme counts most
+    words = [form for _, form in top]
+    ranked = sorted(
+        (e for e in entries if e.title),
+        key=lambda e: -sum(rank_weight.get(key, 0) for key in {key for key, _ in tokens(e.title)}),
+    )  # stable: ties stay newest first
+    titles = list(dict.fromkeys(e.title for e in ranked))[:5]
+    dates = sorted({f"{e.published:%Y-%m-%d}" for e in entries})
+    span = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
+    count = f"{len(entries)} {'entry' if len(entries) == 1 else 'entries'} ({span})"
+    if words:
+        short = f"{feed_title}: {', '.join(words[:4])}" if feed_title else ", ".join(words[:4])
+        long = f"{count} cover {_join(words)}."
+    else:
+        short = feed_title or (titles[0] if titles else "Recent entries")
+        long = f"{count}."
+    if titles:
+        long += f" Most representative: “{titles[0]}”."
+    return Summary(truncate_utf16(short), long, tuple(titles))
+
+
+# -- the job -------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    feed_id: int
+    title: str
+    description: str
+    summarized_at: datetime | None
+    new_entries: int
+    entries_per_day: float
+
+
+@dataclass(frozen=True, slots=True)
+class Produced:
+    summary: Summary
+    method: Literal["llm", "extractive"]
+    model: str | None = None
+    repaired: bool = False
+    fallback_reason: str | None = None  # why the LLM's summary is not the one stored
+
+
+async def _candidates(conn: asyncpg.Connection, now: datetime) -> list[Candidate]:
+    """Feeds with entries above their summary watermark and no live lease, with their 7-day volume."""
+    rows = await conn.fetch(
+        """SELECT f.id, f.title, f.description, s.summarized_at, n.new_entries, r.recent
+           FROM mod_rss.feeds f
+           LEFT JOIN mod_rss.feed_summaries s ON s.feed_id = f.id
+           CROSS JOIN LATERAL (SELECT count(*) AS new_entries FROM mod_rss.entries e
+                               WHERE e.feed_id = f.id AND e.id > coalesce(s.last_entry_id, 0)) n
+           CROSS JOIN LATERAL (SELECT count(*) AS recent FROM mod_rss.entries e
+                               WHERE e.feed_id = f.id AND e.effective_at > $1::timestamptz - make_interval(days => $2)
+                                 AND e.effective_at <= $1) r
+           WHERE n.new_entries > 0 AND (s.lease_until IS NULL OR s.lease_until < $1)
+           ORDER BY f.id""",
+        now,
+        WINDOW_DAYS,
+    )
+    return [
+        Candidate(
+            r["id"],
+            r["title"],
+            r["description"],
+            r["summarized_at"],
+            r["new_entries"],
+            r["recent"] / WINDOW_DAYS,
+        )
+        for r in rows
+    ]
+
+
+async def _lease(
+    conn: asyncpg.Connection, feed_ids: list[int], *, host_id: str, lease_s: int, now: datetime
+) -> set[int]:
+    """Reserve feeds for this host so two hosts never summarize one feed at once."""
+    rows = await conn.fetch(
+        """INSERT INTO mod_rss.feed_summaries AS s (feed_id, lease_until, leased_by)
+           SELECT unnest($1::bigint[]), $2::timestamptz + make_interval(secs => $3), $4
+           ON CONFLICT (feed_id) DO UPDATE SET lease_until = EXCLUDED.lease_until, leased_by = EXCLUDED.leased_by
+           WHERE (s.lease_until IS NULL OR s.lease_until < $2)
+             -- re-checked under the row lock: another host may have summarized it since we looked
+             AND EXISTS (SELECT 1 FROM mod_rss.entries e WHERE e.feed_id = s.feed_id AND e.id > coalesce(s.last_entry_id, 0))
+           RETURNING feed_id""",
+        feed_ids,
+        now,
+        float(lease_s),
+        host_id,
+    )
+    return {r["feed_id"] for r in rows}
+
+
+async def _window(
+    conn: asyncpg.Connection, feed_id: int, now: datetime, max_entries: int
+) -> tuple[list[WindowEntry], int]:
+    """The entries to summarize, newest first, and the feed's newest entry id (the new watermark), read in
+    one statement so an entry committed in between is counted as new next time rather than skipped."""
+    rows = await conn.fetch(
+        """SELECT e.id, e.message_id, e.title, e.effective_at, left(t.best_text, $4) AS text,
+                  (SELECT max(id) FROM mod_rss.entries WHERE feed_id = $1) AS newest_id
+           FROM mod_rss.entries e JOIN mod_rss.entry_text t ON t.entry_id = e.id
+           WHERE e.feed_id = $1
+           ORDER BY e.effective_at DESC, e.id DESC
+           LIMIT least($3, greatest($5, (SELECT count(*) FROM mod_rss.entries
+                                         WHERE feed_id = $1 AND effective_at > $2::timestamptz - make_interval(days => $6))))""",
+        feed_id,
+        now,
+        max_entries,
+        TEXT_CHARS,
+        WINDOW_MIN_ENTRIES,
+        WINDOW_DAYS,
+    )
+    entries = [WindowEntry(r["id"], r["message_id"], r["title"], r["effective_at"], r["text"]) for r in rows]
+    return entries, rows[0]["newest_id"] if rows else 0
+
+
+async def _history(conn: asyncpg.Connection, feed_id: int, window: Sequence[WindowEntry]) -> list[str]:
+    rows = await conn.fetch(
+        """SELECT e.title || ' ' || left(t.best_text, 500) AS text
+           FROM mod_rss.entries e JOIN mod_rss.entry_text t ON t.entry_id = e.id
+           WHERE e.feed_id = $1 AND e.id <> ALL($2::bigint[])
+           ORDER BY e.effective_at DESC LIMIT $3""",
+        feed_id,
+        [e.entry_id for e in window],
+        HISTORY_ENTRIES,
+    )
+    return [r["text"] for r in rows]
+
+
+async def _embed(embedder: Embedder | None, text: str, feed_id: int) -> list[float] | None:
+    """The context's embedding, or None: a failing embedder never blocks the summary."""
+    if embedder is None:
+        return None
+    try:
+        vectors = await embedder.embed([text])
+        return [float(x) for x in vectors[0]]
+    except Exception as exc:
+        log.warning("feed %s: context embedding failed: %s", feed_id, exc)
+        return None
+
+
+async def _produce(
+    ctx: ModuleContext, cand: Candidate, window: list[WindowEntry], previous: str | None
+) -> Produced:
+    """The LLM's summary (with one repair), or the extractive one and the reason."""
+    summarizer = ctx.ai.summarizer
+    reason = None  # extractive by choice: no LLM configured
+    if summarizer is not None:
+        prompt = build_prompt(
+            ctx.settings["summary_prompt_template"],
+            feed_title=cand.title,
+            feed_description=cand.description,
+            previous_summary=previous,
+            entries=window,
+            excerpt_chars=int(ctx.settings["summary_excerpt_chars"]),
+            budget_chars=int(ctx.settings["summary_prompt_chars"]),
+        )
+        try:
+            summary, repaired = await ask_llm(summarizer, ctx.settings["summary_system_prompt"], prompt)
+            return Produced(summary, "llm", summarizer.model, repaired)
+        except ReplyError as exc:
+            reason = f"invalid reply after one repair: {exc}"
+        except Exception as exc:
+            reason = f"summarizer failed: {type(exc).__name__}: {exc}"
+        log.warning("feed %s: %s; using the extractive summary", cand.feed_id, reason)
+    async with ctx.pool.acquire() as conn:
+        history = await _history(conn, cand.feed_id, window)
+    summary = await asyncio.to_thread(extractive_summary, cand.title, window, history)  # ~0.1 s of CPU
+    return Produced(summary, "extractive", fallback_reason=reason)
+
+
+async def summarize_feed(ctx: ModuleContext, cand: Candidate, due: Due) -> Produced:
+    """Summarize one leased feed, then store the context, its event and the bookkeeping in one transaction.
+
+    No connection is held while the providers work."""
+    now = datetime.now(UTC)
+    key = publish.context_key(cand.feed_id)
+    async with ctx.pool.acquire() as conn:
+        window, newest_id = await _window(conn, cand.feed_id, now, int(ctx.settings["summary_max_entries"]))
+        previous = await contexts.get(conn, publish.MODULE, key)
+    produced = await _produce(ctx, cand, window, previous["summary_long"] if previous else None)
+    embedding = await _embed(ctx.ai.embedder, produced.summary.long, cand.feed_id)
+    meta: dict[str, Any] = {
+        "method": produced.method,
+        "model": produced.model,
+        "repaired": produced.repaired,
+        "fallbackReason": produced.fallback_reason,
+        "entries": len(window),
+        "newEntries": cand.new_entries,
+        "windowStart": iso_z(window[-1].published),
+        "windowEnd": iso_z(window[0].published),
+        "cadence": due.cadence,
+        "entriesPerDay": round(cand.entries_per_day, 2),
+        "embeddingModel": ctx.ai.embedder.model if embedding is not None and ctx.ai.embedder else None,
+    }
+    async with ctx.pool.acquire() as conn, conn.transaction():
+        await contexts.update(
+            conn,
+            module=publish.MODULE,
+            source_key=key,
+            summary_short=produced.summary.short,
+            summary_long=produced.summary.long,
+            key_points=produced.summary.key_points,
+            message_id=window[0].message_id,
+            embedding=embedding,
+            meta=meta,
+        )
+        await conn.execute(
+            """UPDATE mod_rss.feed_summaries SET last_entry_id = $2, summarized_at = $3, entries_per_day = $4,
+                   cadence = $5, method = $6, entries_used = $7, lease_until = NULL, leased_by = NULL
+               WHERE feed_id = $1""",
+            cand.feed_id,
+            newest_id,
+            now,
+            cand.entries_per_day,
+            due.cadence,
+            produced.method,
+            len(window),
+        )
+    return produced
+
+
+async def run(ctx: ModuleContext) -> dict[str, Any]:
+    """One tick: decide which feeds are due, lease them, summarize them a few at a time.
+
+    The host's `summarizer` setting picks the method: `openai` (LLM, extractive fallback), `extractive`,
+    or `none` (no contexts at all)."""
+    if ctx.settings["summarizer"] == "none":
+        return {"disabled": True}
+    started = time.monotonic()
+    now = datetime.now(UTC)
+    normal = timedelta(hours=float(ctx.settings["summary_normal_hours"]))
+    counts: Counter[str] = Counter()
+    async with ctx.pool.acquire() as conn:
+        due: dict[int, tuple[Candidate, Due]] = {}
+        for cand in await _candidates(conn, now):
+            decision = decide(
+                new_entries=cand.new_entries,
+                entries_per_day=cand.entries_per_day,
+                last_summarized_at=cand.summarized_at,
+                now=now,
+                normal_interval=normal,
+            )
+            log.debug("feed %s: %s", cand.feed_id, decision.reason)
+            if decision.due:
+                due[cand.feed_id] = (cand, decision)
+            else:
+                counts["waiting"] += 1
+        leased = (
+            await _lease(
+                conn, list(due), host_id=ctx.host_id, lease_s=int(ctx.settings["lease_seconds"]), now=now
+            )
+            if due
+            else set()
+        )
+    gate = asyncio.Semaphore(int(ctx.settings["summary_concurrency"]))
+
+    async def one(cand: Candidate, decision: Due) -> Produced:
+        async with gate:
+            return await summarize_feed(ctx, cand, decision)
+
+    jobs = [due[feed_id] for feed_id in sorted(leased)]
+    results = await asyncio.gather(*(one(c, d) for c, d in jobs), return_exceptions=True)
+    for (cand, _), result in zip(jobs, results, strict=True):
+        if isinstance(result, BaseException):
+            log.error("feed %s: summary aborted: %s", cand.feed_id, result)  # the lease expires
+            counts["aborted"] += 1
+            continue
+        counts["summarized"] += 1
+        counts[result.method] += 1
+        counts["repaired"] += result.repaired
+        counts["fallback"] += result.fallback_reason is not None
+    return {**counts, "seconds": round(time.monotonic() - started, 3)}
+
+
+SETTINGS = (
+    Setting(
+        "summary_normal_hours",
+        "float",
+        3.0,
+        "how often a normal-volume feed (1-10 entries/day) is summarized again",
+        min=0.5,
+        max=48,
+    ),
+    Setting(
+        "summary_max_entries", "int", 100, "most entries put into one feed's summary input", min=5, max=500
+    ),
+    Setting(
+        "summary_excerpt_chars",
+        "int",
+        300,
+        "characters of plain text per entry in the prompt",
+        min=0,
+        max=2000,
+    ),
+    Setting(
+        "summary_prompt_chars",
+        "int",
+        16000,
+        "prompt size budget; older entries lose their excerpts, then drop out",
+        min=2000,
+        max=200000,
+    ),
+    Setting("summary_concurrency", "int", 4, "feeds summarized at once", min=1, max=64),
+    Setting("summary_system_prompt", "str", DEFAULT_SYSTEM_PROMPT, "system prompt of the context summarizer"),
+    Setting(
+        "summary_prompt_template",
+        "str",
+        DEFAULT_PROMPT_TEMPLATE,
+        "user prompt; placeholders $feed_title $feed_description $previous_summary $entry_count $entries",
+    ),
+    *fulltext.SETTINGS,
+)
+
+JOBS = (
+    Job("updateContexts", run, "30m", "summarize feeds with new entries into their contexts"),
+    fulltext.JOB,
+)

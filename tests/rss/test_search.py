@@ -1,0 +1,327 @@
+"""Hybrid search through its three front doors (Python API, NATS request/reply, CLI) on real services."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import nats
+import pytest
+
+from host.ai import AIServices
+from host.errors import UserError
+from host.module import ModuleContext
+from host.runtime import Host
+from modules.rss import search_service
+from modules.rss.search import (
+    SearchQuery,
+    candidates_per_side,
+    fuse,
+    parse_request,
+    parse_since,
+    relaxable,
+    search,
+)
+from tests.fakeai import FakeAI
+from tests.rss.test_embed import add_entries, ai_host, embed_all, entry, fake_ai, rss_context
+
+__all__ = ["ai_host", "fake_ai"]  # fixtures shared with test_embed
+
+OLD = datetime.now(UTC) - timedelta(days=30)
+
+
+# -- pure decisions ------------------------------------------------------------------------------
+def test_fuse_adds_reciprocal_ranks_and_names_the_sides() -> None:
+    fused = fuse([(1, 0.9), (2, 0.8)], [(2, 3.0), (3, 1.0)], limit=10, k=60)
+    assert [f.entry_id for f in fused] == [2, 1, 3]
+    assert fused[0].score == pytest.approx(1 / 62 + 1 / 61)
+    assert (fused[0].mode, fused[0].vector_score, fused[0].text_score) == ("hybrid", 0.8, 3.0)
+    assert fused[1].mode == "vector" and fused[1].text_score is None
+    assert fused[2].mode == "text" and fused[2].vector_score is None
+    assert [f.entry_id for f in fuse([(5, 0.1)], [(7, 0.2)], limit=10)] == [7, 5]  # a tie: newer first
+    assert len(fuse([(i, 0.0) for i in range(50)], [], limit=3)) == 3
+    assert fuse([], [], limit=10) == []
+
+
+def test_candidate_depth_and_relaxable_queries() -> None:
+    assert (
+        candidates_per_side(10) == 50 and candidates_per_side(40) == 120 and candidates_per_side(100) == 300
+    )
+    assert relaxable("solar power for homes")
+    assert not relaxable('"solar power"') and not relaxable("solar -wind") and not relaxable("solar or wind")
+    assert relaxable("sun-powered orchestra")  # a hyphen inside a word and "or" inside a word are plain
+
+
+def test_parse_request_accepts_the_documented_fields() -> None:
+    q = parse_request({"query": " solar ", "feed": 3, "folder": "/Tech/", "since": "2025-01-31", "limit": 5})
+    assert q == SearchQuery("solar", 3, "Tech", datetime(2025, 1, 31, tzinfo=UTC), 5)
+    assert parse_request({"query": "x"}) == SearchQuery("x")
+    assert parse_since("2025-01-31T08:00:00Z") == datetime(2025, 1, 31, 8, tzinfo=UTC)
+    assert parse_since("2025-01-31T10:00:00+02:00") == datetime(2025, 1, 31, 8, tzinfo=UTC)
+    assert parse_since("2025-01-31T08:00") == datetime(2025, 1, 31, 8, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("request_", "message"),
+    [
+        (["query"], "JSON object"),
+        ({}, "query is missing"),
+        ({"query": "   "}, "query is missing or empty"),
+        ({"query": "x" * 1001}, "longer than 1000"),
+        ({"query": "x", "feed": "3"}, "not a feed id"),
+        ({"query": "x", "feed": True}, "not a feed id"),
+        ({"query": "x", "limit": 0}, "limit=0 is out of range"),
+        ({"query": "x", "limit": 101}, "out of range"),
+        ({"query": "x", "folder": ""}, "not a folder"),
+        ({"query": "x", "since": "yesterday"}, "since='yesterday' is not a date"),
+        ({"query": "x", "since": 5}, "not a date"),
+        ({"query": "x", "sort": "date"}, "unknown field 'sort'"),
+    ],
+)
+def test_parse_request_refuses_bad_requests_with_one_clear_error(request_: Any, message: str) -> None:
+    with pytest.raises(UserError, match=message):
+        parse_request(request_)
+
+
+# -- a small corpus --------------------------------------------------------------------------------
+async def corpus(host: Host) -> dict[str, int]:
+    """Two feeds in folders; returns feed ids by name. Entry ids follow guid order a, b, c, d."""
+    tech = await add_entries(
+        host,
+        [
+            entry(
+                "a", "Python 3.13 released", "The new interpreter brings a JIT compiler and free threading."
+            ),
+            entry("b", "Solar panels on every roof", "Renewable energy from the sun powers many homes."),
+        ],
+        url="http://example.org/tech",
+        folder="Tech/Python",
+    )
+    old = entry("d", "Python packaging guide", "How pip builds wheels for the interpreter.")
+    old.published = OLD
+    news = await add_entries(
+        host,
+        [
+            entry("c", "Football final tonight", "The match starts at eight; energy in the stadium is high."),
+            old,
+        ],
+        url="http://example.org/news",
+        folder="News",
+    )
+    return {"tech": tech.id, "news": news.id}
+
+
+@pytest.fixture
+async def indexed(ai_host: Host, fake_ai: FakeAI) -> tuple[ModuleContext, dict[str, int]]:
+    ctx = await rss_context(ai_host, fake_ai)
+    feeds = await corpus(ai_host)
+    assert (await embed_all(ctx))["embedded"] == 4
+    return ctx, feeds
+
+
+def guids_of(response: Any, host_rows: dict[int, str]) -> list[str]:
+    return [host_rows[r.entry_id] for r in response.results]
+
+
+async def guid_map(host: Host) -> dict[int, str]:
+    return {
+        r["id"]: r["guid"] for r in await host.require_pool().fetch("SELECT id, guid FROM mod_rss.entries")
+    }
+
+
+# -- the Python API --------------------------------------------------------------------------------
+async def test_hybrid_search_fuses_vectors_and_full_text(
+    ai_host: Host, indexed: tuple[ModuleContext, dict[str, int]]
+) -> None:
+    ctx, feeds = indexed
+    names = await guid_map(ai_host)
+    response = await search(ctx.pool, ctx.ai, SearchQuery("renewable energy from the sun"))
+    assert response.mode == "hybrid" and response.degraded_reason is None and response.model == "fake-embed"
+    top = response.results[0]
+    assert names[top.entry_id] == "b" and top.mode == "hybrid"
+    assert top.vector_score is not None and top.vector_score > 0.5 and top.text_score is not None
+    assert top.score == pytest.approx(2 / 61)  # first on both sides
+    assert top.feed_id == feeds["tech"] and top.feed_title == "Feed http://example.org/tech"
+    assert top.link == "http://example.org/b" and top.published is not None
+    assert "«Renewable» «energy» «from» «the» «sun»" in top.snippet
+    assert "c" in guids_of(response, names)  # shares words with the query: near on the vector side
+    json.dumps(response.to_dict())  # JSON-serialisable as is
+
+
+async def test_filters_by_feed_folder_since_and_limit(
+    ai_host: Host, indexed: tuple[ModuleContext, dict[str, int]]
+) -> None:
+    ctx, feeds = indexed
+    names = await guid_map(ai_host)
+
+    async def found(**kw: Any) -> set[str]:
+        return set(
+            guids_of(await search(ctx.pool, ctx.ai, SearchQuery("python interpreter energy", **kw)), names)
+        )
+
+    assert await found() == {"a", "b", "c", "d"}
+    assert await found(feed=feeds["news"]) == {"c", "d"}
+    assert await found(folder="Tech") == {"a", "b"}  # subfolders included
+    assert await found(folder="Tech/Python") == {"a", "b"}
+    assert await found(folder="Te") == set()  # a folder, not a prefix
+    assert await found(since=OLD + timedelta(days=1)) == {"a", "b", "c"}
+    assert (
+        len((await search(ctx.pool, ctx.ai, SearchQuery("python interpreter energy", limit=2))).results) == 2
+    )
+
+
+async def test_without_an_embedder_search_answers_from_full_text_and_says_so(
+    ai_host: Host, indexed: tuple[ModuleContext, dict[str, int]]
+) -> None:
+    ctx, _ = indexed
+    names = await guid_map(ai_host)
+    response = await search(ctx.pool, AIServices(), SearchQuery("python"))
+    assert response.mode == "text" and response.degraded_reason == "no embedder configured"
+    assert guids_of(response, names) == ["d", "a"]  # equal ranks: the newer entry first
+    assert all(r.mode == "text" and r.vector_score is None for r in response.results)
+
+
+async def test_full_text_alone_falls_back_to_any_word_for_plain_queries(
+    ai_host: Host, indexed: tuple[ModuleContext, dict[str, int]]
+) -> None:
+    ctx, _ = indexed
+    names = await guid_map(ai_host)
+    relaxed = await search(ctx.pool, AIServices(), SearchQuery("renewable energy in the stadium"))
+    assert relaxed.mode == "text" and guids_of(relaxed, names)[:2] == ["c", "b"]  # c has four of the words
+    strict = await search(ctx.pool, AIServices(), SearchQuery('"renewable energy" stadium'))
+    assert strict.results == []  # quotes (operators) mean exactly what they say: no fallback
+    hybrid = await search(ctx.pool, ctx.ai, SearchQuery("renewable energy in the stadium"))
+    assert hybrid.mode == "hybrid" and all(
+        r.mode == "vector" for r in hybrid.results
+    )  # no partial text matches
+
+
+async def test_embedder_down_degrades_to_full_text(
+    ai_host: Host, fake_ai: FakeAI, indexed: tuple[ModuleContext, dict[str, int]]
+) -> None:
+    ctx, _ = indexed
+    fake_ai.fail(500)
+    response = await search(ctx.pool, ctx.ai, SearchQuery("solar"))
+    assert response.mode == "text" and "embedder unavailable" in (response.degraded_reason or "")
+    assert "HTTP 500" in (response.degraded_reason or "") and len(response.results) == 1
+
+
+async def test_no_embeddings_yet_degrades_to_full_text(ai_host: Host, fake_ai: FakeAI) -> None:
+    ctx = await rss_context(ai_host, fake_ai)
+    await corpus(ai_host)  # nothing embedded yet
+    response = await search(ctx.pool, ctx.ai, SearchQuery("solar"))
+    assert response.mode == "text" and "no entries embedded with fake-embed" in (
+        response.degraded_reason or ""
+    )
+    assert [r.title for r in response.results] == ["Solar panels on every roof"]
+
+
+async def test_a_query_without_words_is_answered_by_vectors_alone(
+    ai_host: Host, indexed: tuple[ModuleContext, dict[str, int]]
+) -> None:
+    ctx, _ = indexed
+    response = await search(ctx.pool, ctx.ai, SearchQuery("-"))  # no lexemes for full text
+    assert response.mode == "vector" and response.results and response.results[0].mode == "vector"
+
+
+# -- NATS request/reply ----------------------------------------------------------------------------
+async def test_nats_request_reply(
+    ai_host: Host, nats_url: str, indexed: tuple[ModuleContext, dict[str, int]]
+) -> None:
+    ctx, feeds = indexed
+    assert ctx.nats is not None
+    sub = await search_service.start(ctx)
+    client = await nats.connect(nats_url)
+    try:
+
+        async def ask(payload: bytes) -> dict[str, Any]:
+            msg = await client.request(search_service.SUBJECT, payload, timeout=10)
+            reply: dict[str, Any] = json.loads(msg.data)
+            return reply
+
+        reply = await ask(json.dumps({"query": "solar energy", "feed": feeds["tech"], "limit": 1}).encode())
+        assert reply["mode"] == "hybrid" and "degraded_reason" not in reply
+        assert [r["title"] for r in reply["results"]] == ["Solar panels on every roof"]
+        result = reply["results"][0]
+        assert set(result) == {
+            "entry_id",
+            "message_id",
+            "feed_id",
+            "feed_title",
+            "title",
+            "link",
+            "published",
+            "snippet",
+            "mode",
+            "score",
+            "vector_score",
+            "text_score",
+        }
+        assert datetime.fromisoformat(result["published"]).tzinfo is not None
+        assert await ask(b"not json") == {"error": 'the request is not JSON (send {"query": "words"})'}
+        assert (await ask(b'{"query": "x", "limit": 0}'))["error"].startswith("limit=0 is out of range")
+        assert list(await ask(b'{"limit": 5}')) == ["error"]
+    finally:
+        await sub.unsubscribe()
+        await client.close()
+
+
+# -- the CLI -------------------------------------------------------------------------------------
+def feedeater(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "host.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+async def test_cli_search_and_reembed(
+    tmp_path: Path,
+    database_url: str,
+    nats_url: str,
+    fake_ai: FakeAI,
+    indexed: tuple[ModuleContext, dict[str, int]],
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FEEDEATER_")}
+    env.update(
+        FEEDEATER_HOME=str(tmp_path / "cli"),
+        FEEDEATER_DATABASE_URL=database_url,
+        FEEDEATER_NATS_URL=nats_url,
+        FEEDEATER_RSS_EMBEDDER="openai",
+        FEEDEATER_RSS_EMBEDDING_MODEL="fake-embed",
+        FEEDEATER_RSS_OPENAI_BASE_URL=fake_ai.base_url,
+    )
+    done = feedeater(env, "search", "solar energy", "--folder", "Tech", "--limit", "1", "--json")
+    assert done.returncode == 0, done.stderr
+    reply = json.loads(done.stdout)
+    assert reply["mode"] == "hybrid" and [r["title"] for r in reply["results"]] == [
+        "Solar panels on every roof"
+    ]
+
+    text = feedeater(env, "search", "solar")
+    assert text.returncode == 0 and text.stdout.startswith(
+        "1. Solar panels on every roof  [Feed http://example.org/tech"
+    )
+
+    degraded = feedeater({**env, "FEEDEATER_RSS_EMBEDDER": "none"}, "search", "solar", "--json")
+    assert json.loads(degraded.stdout)["degraded_reason"] == "no embedder configured"
+
+    bad = feedeater(env, "search", "solar", "--since", "last week")
+    assert bad.returncode == 2 and bad.stderr.strip().startswith(
+        "feedeater: error: since='last week' is not a date"
+    )
+    assert "Traceback" not in bad.stderr
+
+    reembed = feedeater(env, "rss", "reembed", "--json")
+    assert reembed.returncode == 0, reembed.stderr
+    data = json.loads(reembed.stdout)
+    assert (data["queued"], data["embedded"], data["pending"], data["model"]) == (4, 4, 0, "fake-embed")
+    assert "embedded 4/4" in reembed.stderr
