@@ -43,6 +43,8 @@ CREATE TABLE host.outbox (
     last_error    text
 );
 CREATE INDEX outbox_pending ON host.outbox (id) WHERE published_at IS NULL;
+-- Rows are transient (published within seconds, pruned after days): compressing them costs CPU for nothing.
+ALTER TABLE host.outbox ALTER COLUMN payload SET STORAGE EXTERNAL;
 
 -- The current context per (owner_module, source_key), so modules read it without replaying the bus.
 CREATE TABLE host.contexts (

@@ -4,9 +4,17 @@
 -- mis-stems them nor drops words; inflections and synonyms are the semantic side's job (a multilingual
 -- embedder), exact names and terms are this side's. Text past 100,000 characters is not indexed, so no
 -- entry can exceed tsvector's 1 MB limit and fail the poll transaction that inserts it.
-ALTER TABLE mod_rss.entries ADD COLUMN search_tsv tsvector GENERATED ALWAYS AS (
-    setweight(to_tsvector('simple'::regconfig, title), 'A')
-    || setweight(to_tsvector('simple'::regconfig, left(content_text, 100000)), 'B')) STORED;
+-- A trigger rather than a generated column: a stored generated column is recomputed on every UPDATE,
+-- and the poll job touches every entry it sees again (last_seen, seen_count).
+ALTER TABLE mod_rss.entries ADD COLUMN search_tsv tsvector;
+CREATE FUNCTION mod_rss.entries_search_tsv() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.search_tsv := setweight(to_tsvector('simple'::regconfig, NEW.title), 'A')
+        || setweight(to_tsvector('simple'::regconfig, left(NEW.content_text, 100000)), 'B');
+    RETURN NEW;
+END $$;
+CREATE TRIGGER entries_search_tsv BEFORE INSERT OR UPDATE OF title, content_text ON mod_rss.entries
+    FOR EACH ROW EXECUTE FUNCTION mod_rss.entries_search_tsv();
 CREATE INDEX entries_search_tsv ON mod_rss.entries USING gin (search_tsv);
 
 -- One row per entry: the embed job's queue and its result.

@@ -14,6 +14,7 @@ from modules.rss import cleanup, embed, poll, search_service, summarize
 
 async def setup(ctx: ModuleContext) -> None:
     ctx.state["fetcher"] = poll.make_fetcher(ctx.settings)
+    ctx.state["parse_pool"] = poll.make_parse_pool(int(ctx.settings["parse_workers"]))
     if ctx.nats is not None:
         ctx.state["search"] = await search_service.start(ctx)
 
@@ -22,6 +23,9 @@ async def teardown(ctx: ModuleContext) -> None:
     search = ctx.state.pop("search", None)
     if search is not None:
         await search.unsubscribe()
+    parse_pool = ctx.state.pop("parse_pool", None)
+    if parse_pool is not None:
+        parse_pool.shutdown(wait=False, cancel_futures=True)
     fetcher = ctx.state.pop("fetcher", None)
     if fetcher is not None:
         await fetcher.aclose()
@@ -113,6 +117,14 @@ MANIFEST = Manifest(
         ),
         Setting("raw_keep", "int", 3, "raw 200 responses kept per feed", min=1, max=100),
         Setting("poll_batch", "int", 500, "feeds claimed per batch by one poll tick", min=1, max=10000),
+        Setting(
+            "parse_workers",
+            "int",
+            1,
+            "processes that parse feeds beside the event loop (0 = parse in-process)",
+            min=0,
+            max=32,
+        ),
         Setting(
             "lease_seconds",
             "int",

@@ -303,7 +303,9 @@ class Fetcher:
         transport = GuardedTransport(
             None if allow_private_networks else address_policy,
             http2=True,
-            limits=httpx.Limits(max_connections=global_limit, max_keepalive_connections=global_limit),
+            # httpcore scans every pooled connection on each request and close (encode/httpcore#1035):
+            # a small keep-alive pool keeps that cheap; feeds are polled minutes apart anyway.
+            limits=httpx.Limits(max_connections=global_limit, max_keepalive_connections=min(global_limit, 8)),
         )
         self._client = httpx.AsyncClient(
             transport=transport,

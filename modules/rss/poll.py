@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import multiprocessing
 import random
 import re
 import time
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, Literal
 
 import asyncpg
@@ -114,7 +118,7 @@ async def _handle_body(
     feed = claim.feed
     assert res.body is not None
     async with ctx.pool.acquire() as conn:
-        raw_id = await store.save_raw(
+        raw = await store.save_raw(
             conn,
             feed_id=feed.id,
             url=res.url,
@@ -123,13 +127,17 @@ async def _handle_body(
             body=res.body,
             keep=int(ctx.settings["raw_keep"]),
         )
+    if raw.same_as_last:  # the server ignored our validators but sent the same bytes: as good as a 304
+        async with ctx.pool.acquire() as conn, conn.transaction():
+            await _finish_unchanged(ctx, conn, claim, res, now)
+        return Counter(same_body=1)
     parse_started = time.monotonic()
     try:
-        parsed = parse_feed(res.body, url=res.url, content_type=res.headers.get("content-type"), now=now)
+        parsed = await _parse(ctx, res, now)
     except FeedParseError as exc:
         metrics.PARSE_ERRORS.inc()
         async with ctx.pool.acquire() as conn, conn.transaction():
-            await store.mark_parse_error(conn, raw_id, str(exc))
+            await store.mark_parse_error(conn, raw.raw_id, str(exc))
             await _record_failure(
                 ctx, conn, claim, now, status=200, error=f"not a feed: {exc}", retry_after_s=None
             )
@@ -186,21 +194,7 @@ async def _handle_no_body(ctx: ModuleContext, claim: store.Claim, res: FetchResu
     feed = claim.feed
     async with ctx.pool.acquire() as conn, conn.transaction():
         if res.status == 304:
-            decision = _decide(
-                ctx,
-                claim,
-                now,
-                Outcome(
-                    kind="not_modified",
-                    ttl_minutes=claim.ttl_minutes,
-                    max_age_s=max_age(res.headers),
-                    skip_hours=frozenset(claim.skip_hours),
-                    skip_days=frozenset(claim.skip_days),
-                ),
-            )
-            await store.finish_poll(conn, feed.id, _success_fields(res, now, decision))
-            if feed.stale:
-                await store.update_feed_meta(conn, feed.id, {"stale": False})
+            await _finish_unchanged(ctx, conn, claim, res, now)
             return
         if res.status == 410:
             log.warning(
@@ -213,6 +207,46 @@ async def _handle_no_body(ctx: ModuleContext, claim: store.Claim, res: FetchResu
         await _record_failure(
             ctx, conn, claim, now, status=res.status, error=error, retry_after_s=res.retry_after_s
         )
+
+
+async def _finish_unchanged(
+    ctx: ModuleContext, conn: asyncpg.Connection, claim: store.Claim, res: FetchResult, now: datetime
+) -> None:
+    """A successful poll with nothing new to read (304, or the same bytes as last time)."""
+    outcome = Outcome(
+        kind="not_modified",
+        ttl_minutes=claim.ttl_minutes,
+        max_age_s=max_age(res.headers),
+        skip_hours=frozenset(claim.skip_hours),
+        skip_days=frozenset(claim.skip_days),
+    )
+    decision = _decide(ctx, claim, now, outcome)
+    await store.finish_poll(conn, claim.feed.id, _success_fields(res, now, decision))
+    if claim.feed.stale:
+        await store.update_feed_meta(conn, claim.feed.id, {"stale": False})
+
+
+async def _parse(ctx: ModuleContext, res: FetchResult, now: datetime) -> Feed:
+    """Parse in the worker process when there is one: parsing is CPU-bound and would stall the event loop."""
+    assert res.body is not None
+    job = partial(parse_feed, res.body, url=res.url, content_type=res.headers.get("content-type"), now=now)
+    pool: ProcessPoolExecutor | None = ctx.state.get("parse_pool")
+    if pool is None:
+        return job()
+    try:
+        return await asyncio.get_running_loop().run_in_executor(pool, job)
+    except BrokenProcessPool:
+        # A document killed the worker (memory, a C-level crash): replace it and report this feed only.
+        ctx.state["parse_pool"] = make_parse_pool(int(ctx.settings["parse_workers"]))
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise FeedParseError("the parser process died on this document") from None
+
+
+def make_parse_pool(workers: int) -> ProcessPoolExecutor | None:
+    """Worker processes for parsing (0 = parse in the event loop's thread)."""
+    if workers <= 0:
+        return None
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
 
 
 async def _record_failure(

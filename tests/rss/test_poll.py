@@ -188,11 +188,25 @@ async def test_deleted_entry_leaves_a_tombstone(host: Host, bus: BusReader, feed
     )
     async with host.require_pool().acquire() as conn:
         await store.delete_entry(conn, entry_id)
+    # The feed changes (a new item c) but still lists the deleted a.
+    feed_server.route(
+        "/feed",
+        Route(
+            body=rss(
+                [
+                    ("c", "C", ago(minutes=5), "z"),
+                    ("a", "A", ago(hours=1), "x"),
+                    ("b", "B", ago(hours=2), "y"),
+                ]
+            )
+        ),
+    )
     await make_due(host)
     metrics = await poll(host)
-    assert metrics.get("new", 0) == 0 and metrics["tombstoned"] == 1
+    assert metrics["new"] == 1 and metrics["tombstoned"] == 1
     assert await host.require_pool().fetchval("SELECT count(*) FROM mod_rss.entries WHERE guid = 'a'") == 0
-    assert len(await bus.all("feedeater.rss.messageCreated", expect=3, timeout=1)) == 2
+    created = await bus.all("feedeater.rss.messageCreated", expect=4, timeout=1)
+    assert sorted(e["message"]["rss"]["guid"] for e in created) == ["a", "b", "c"]
 
 
 async def test_entries_without_dates_use_first_seen_and_are_not_duplicated(
@@ -360,3 +374,17 @@ async def test_cleanup_expires_old_entries_with_tombstones(
     assert await host.require_pool().fetchval("SELECT array_agg(guid) FROM mod_rss.entries") == ["new"]
     await make_due(host)
     assert (await poll(host)).get("new", 0) == 0  # the feed still lists it; the tombstone keeps it out
+
+
+async def test_identical_body_without_validators_is_not_parsed_again(
+    host: Host, feed_server: FeedServer
+) -> None:
+    feed_server.route("/plain", Route(body=rss([("a", "A", ago(hours=1), "x")])))  # no ETag, no Last-Modified
+    feed = await add(host, feed_server.url("/plain"))
+    await poll(host)
+    await make_due(host)
+    metrics = await poll(host)
+    assert metrics == {"feeds": 1, "status_200": 1, "same_body": 1}
+    st = await state(host, feed.id)
+    assert st["successful_polls"] == 1 and st["interval_reason"].startswith("not-modified")
+    assert await host.require_pool().fetchval("SELECT count(*) FROM mod_rss.raw_blobs") == 1
