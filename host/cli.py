@@ -217,9 +217,7 @@ async def cmd_jobs(host: Host, args: argparse.Namespace) -> int:
         result = await host.run_job_once(args.job)
         # Events written by the job leave through the outbox; flush them before exiting.
         if host.js is not None:
-            relay = outbox.Relay(host.require_pool(), host.js)
-            while await relay.drain_once():
-                pass
+            await outbox.Relay(host.require_pool(), host.js).drain_all()
         data = {
             "job": args.job,
             "status": result.status,

@@ -168,6 +168,13 @@ class Relay:
             fut.cancel()
         return acked
 
+    async def drain_all(self) -> int:
+        """Publish everything pending now (one-shot commands and tests); returns how many."""
+        total = 0
+        while published := await self.drain_once():
+            total += published
+        return total
+
     def wake(self) -> None:
         self._wake.set()
 

@@ -81,8 +81,9 @@ class EmbeddedPostgres:
 
     name = "postgres"
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, port: int | None = None) -> None:
         self.root = root
+        self.fixed_port = port  # restart on the same port (clients reconnect to the URL they know)
         self.data = root / "data"
         self.log_file = root / "postgres.log"
 
@@ -163,7 +164,7 @@ class EmbeddedPostgres:
             if res.returncode != 0:
                 raise UserError(f"initdb failed for {self.data}: {res.stderr.strip()[-500:]}")
         for _attempt in range(3):
-            port = free_port()
+            port = self.fixed_port or free_port()
             res = self._pg(
                 "pg_ctl",
                 "start",

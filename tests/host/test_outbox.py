@@ -21,18 +21,11 @@ def ev(n: int, module: str = "test") -> Event:
     )
 
 
-async def drain(relay: outbox.Relay) -> int:
-    total = 0
-    while n := await relay.drain_once():
-        total += n
-    return total
-
-
 async def test_committed_events_are_published_once_in_order(host, bus: BusReader) -> None:
     async with host.pool.acquire() as conn, conn.transaction():
         assert await outbox.enqueue_many(conn, [ev(i) for i in range(20)]) == 20
     relay = outbox.Relay(host.pool, host.js)
-    assert await drain(relay) == 20
+    assert await relay.drain_all() == 20
     got = await bus.all(expect=20)
     assert [m["n"] for m in got] == list(range(20))
     assert [m["_msg_id"] for m in got] == [str(ev(i).event_id) for i in range(20)]
@@ -49,7 +42,7 @@ async def test_rolled_back_transaction_publishes_nothing(host, bus: BusReader) -
             await outbox.enqueue(conn, ev(1))
             raise Boom
     relay = outbox.Relay(host.pool, host.js)
-    assert await drain(relay) == 0
+    assert await relay.drain_all() == 0
     assert await bus.all(timeout=0.5) == []
 
 
@@ -65,9 +58,9 @@ async def test_republish_after_crash_is_dropped_by_jetstream(host, bus: BusReade
     async with host.pool.acquire() as conn:
         await outbox.enqueue_many(conn, [ev(i) for i in range(5)])
     relay = outbox.Relay(host.pool, host.js)
-    await drain(relay)
+    await relay.drain_all()
     await host.pool.execute("UPDATE host.outbox SET published_at = NULL")  # as if the marks were lost
-    assert await drain(relay) == 5
+    assert await relay.drain_all() == 5
     got = await bus.all(expect=10, timeout=1.5)
     assert [m["n"] for m in got] == list(range(5))
 

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
-from email.utils import format_datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,37 +13,15 @@ import pytest
 from host import outbox
 from host.runtime import Host
 from modules.rss import publish, store
-from tests.feedserver import FeedServer, Route
+from tests.feedserver import FeedServer, Route, ago, rss
 from tests.services import BusReader, make_host, reset_stream
-
-Item = tuple[str, str, datetime | None, str]  # guid, title, published, description
-
-
-def rss(items: Sequence[Item], *, title: str = "Test Feed", ttl: int | None = None) -> bytes:
-    parts = [f"<title>{title}</title><link>http://example.org/</link><description>d</description>"]
-    if ttl:
-        parts.append(f"<ttl>{ttl}</ttl>")
-    for guid, item_title, published, desc in items:
-        date = f"<pubDate>{format_datetime(published)}</pubDate>" if published else ""
-        parts.append(
-            f"<item><guid isPermaLink='false'>{guid}</guid><title>{item_title}</title>"
-            f"<link>http://example.org/{guid}</link>{date}<description>{desc}</description>"
-            "<author>ann@example.org (Ann)</author></item>"
-        )
-    return f"<?xml version='1.0'?><rss version='2.0'><channel>{''.join(parts)}</channel></rss>".encode()
-
-
-def ago(**kw: float) -> datetime:
-    return (datetime.now(UTC) - timedelta(**kw)).replace(microsecond=0)
 
 
 async def poll(host: Host) -> dict[str, Any]:
     result = await host.run_job_once("rss.poll")
     assert result.status == "ok", result.error
     assert host.js is not None
-    relay = outbox.Relay(host.require_pool(), host.js)
-    while await relay.drain_once():
-        pass
+    await outbox.Relay(host.require_pool(), host.js).drain_all()
     return dict(result.metrics)
 
 

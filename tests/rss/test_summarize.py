@@ -293,9 +293,7 @@ async def update_contexts(ctx: ModuleContext, host: Host) -> dict[str, Any]:
     result = await run_job(ctx, summarize.JOBS[0], trigger="manual")
     assert result.status == "ok", result.error
     assert host.js is not None
-    relay = outbox.Relay(host.require_pool(), host.js)
-    while await relay.drain_once():
-        pass
+    await outbox.Relay(host.require_pool(), host.js).drain_all()
     return dict(result.metrics)
 
 
