@@ -112,6 +112,7 @@ class Relay:
         self.batch = batch
         self.idle_s = idle_s
         self._wake = asyncio.Event()
+        self._last_error = ""  # why the last batch stopped short; logged once by run()
 
     async def drain_once(self) -> int:
         """Publish one batch; returns how many were published (0 when idle, locked elsewhere or NATS down)."""
@@ -137,8 +138,6 @@ class Relay:
                     self._last_error,
                 )
             return done
-
-    _last_error: str = ""
 
     async def _publish(self, rows: list[asyncpg.Record]) -> int:
         """Publish in order; returns the length of the acknowledged prefix."""
