@@ -13,7 +13,7 @@ If-None-Match (which takes precedence) or an If-Modified-Since not older than it
 
 Optional modes, each a fraction of the feeds chosen by a seeded shuffle (so runs are reproducible):
 
-* ``--growing F``: the feed gains one new entry on every request (a synthetic RSS 2.0 document holding
+* ``--growing F``: the feed gains one new entry, dated now, on every request (a synthetic RSS 2.0 document holding
   the newest 10 entries; its ETag changes each time, so it never answers 304);
 * ``--errors F``: answers 500;
 * ``--slow F``: answers after ``--slow-s`` seconds (later requests on the same connection wait behind it);
@@ -248,6 +248,7 @@ class _Feed:
     body_gz: bytes | None
     resp_304: bytes
     version: int = 0  # growing feeds: entries added so far
+    times: list[int] = field(default_factory=list)  # growing feeds: publication time of the newest entries
 
 
 class Farm:
@@ -367,13 +368,15 @@ class Farm:
         """A growing feed's next version: one more entry than last time; never 304."""
         feed.version += 1
         v = feed.version
-        ts = BASE_LAST_MODIFIED + 60 * v
+        # Each entry is published when it appears (wall clock), so an adaptive scheduler sees a live feed.
+        feed.times = [*feed.times[-(GROWING_WINDOW - 1) :], int(time.time())]
+        ts = feed.times[-1]
         items = []
         for k in range(v, max(0, v - GROWING_WINDOW), -1):
             items.append(
                 f"<item><title>Farm feed {i} entry {k}</title><link>http://farm.invalid/{i}/{k}</link>"
                 f'<guid isPermaLink="false">urn:feedfarm:{i}:{k}</guid>'
-                f"<pubDate>{email.utils.formatdate(BASE_LAST_MODIFIED + 60 * k, usegmt=True)}</pubDate>"
+                f"<pubDate>{email.utils.formatdate(feed.times[k - v - 1], usegmt=True)}</pubDate>"
                 f"<description>Entry {k} of growing farm feed {i}.</description></item>"
             )
         body = (

@@ -194,11 +194,12 @@ class Host:
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until `stop` is set: relay, scheduler, /healthz and /metrics."""
         assert self.js is not None
+        # Modules and their settings first: a bad setting stops us before anything runs in the background.
+        scheduled = await self.start_scheduler()
         server = await httpserver.serve(self.config.http_host, self.config.http_port, self.health)
         port = server.sockets[0].getsockname()[1]
         relay = outbox.Relay(self.require_pool(), self.js)
         relay_task = asyncio.create_task(relay.run(stop), name="outbox-relay")
-        scheduled = await self.start_scheduler()
         log.info(
             "feedeater running: jobs %s; health and metrics on http://%s:%s/healthz",
             ", ".join(scheduled) or "none",

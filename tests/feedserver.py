@@ -52,9 +52,10 @@ import subprocess
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime, parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
@@ -319,3 +320,25 @@ def self_signed_tls(directory: Path, hostname: str = "localhost") -> tuple[ssl.S
     server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     server.load_cert_chain(cert, key)
     return server, ssl.create_default_context(cafile=str(cert))
+
+
+Item = tuple[str, str, datetime | None, str]  # guid, title, published, description
+
+
+def rss(items: Sequence[Item], *, title: str = "Test Feed", ttl: int | None = None) -> bytes:
+    """A small RSS 2.0 document; `items` are (guid, title, published, description)."""
+    parts = [f"<title>{title}</title><link>http://example.org/</link><description>d</description>"]
+    if ttl:
+        parts.append(f"<ttl>{ttl}</ttl>")
+    for guid, item_title, published, desc in items:
+        date = f"<pubDate>{format_datetime(published)}</pubDate>" if published else ""
+        parts.append(
+            f"<item><guid isPermaLink='false'>{guid}</guid><title>{item_title}</title>"
+            f"<link>http://example.org/{guid}</link>{date}<description>{desc}</description>"
+            "<author>ann@example.org (Ann)</author></item>"
+        )
+    return f"<?xml version='1.0'?><rss version='2.0'><channel>{''.join(parts)}</channel></rss>".encode()
+
+
+def ago(**kw: float) -> datetime:
+    return (datetime.now(UTC) - timedelta(**kw)).replace(microsecond=0)

@@ -9,8 +9,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import signal
+import subprocess
+import sys
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections import defaultdict
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -161,3 +166,106 @@ class BusReader:
 async def bus(host: Host) -> BusReader:
     assert host.js is not None
     return BusReader(host.js)
+
+
+async def until(
+    probe: Callable[[], Awaitable[Any]],
+    *,
+    timeout: float = 30,
+    interval: float = 0.2,
+    what: str = "condition",
+) -> Any:
+    """Poll `probe` until it returns something truthy (bounded); returns that value."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        got = await probe()
+        if got:
+            return got
+        if loop.time() > deadline:
+            raise AssertionError(f"{what}: not reached within {timeout:g}s (last: {got!r})")
+        await asyncio.sleep(interval)
+
+
+def feedeater_env(home: Path, database_url: str, nats_url: str, **extra: str) -> dict[str, str]:
+    """Environment for a `python -m host.cli` subprocess: our services, loopback feeds allowed."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FEEDEATER_")}
+    env.update(
+        FEEDEATER_HOME=str(home),
+        FEEDEATER_DATABASE_URL=database_url,
+        FEEDEATER_NATS_URL=nats_url,
+        FEEDEATER_HTTP_PORT="0",
+        FEEDEATER_RSS_ALLOW_PRIVATE_NETWORKS="true",
+    )
+    env.update(extra)
+    return env
+
+
+class HostProcess:
+    """A real `feedeater run` process (the deployment unit), which a test may SIGKILL."""
+
+    def __init__(self, home: Path, database_url: str, nats_url: str, host_id: str, **extra: str) -> None:
+        home.mkdir(parents=True, exist_ok=True)
+        self.host_id = host_id
+        self.log = home / "run.log"
+        env = feedeater_env(home, database_url, nats_url, FEEDEATER_HOST_ID=host_id, **extra)
+        with self.log.open("wb") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "host.cli", "run"],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+
+    def kill(self) -> None:
+        """SIGKILL: no cleanup at all, as in a crash or an OOM kill."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+async def pending_events(pool: asyncpg.Pool) -> int:
+    return int(await pool.fetchval("SELECT count(*) FROM host.outbox WHERE published_at IS NULL"))
+
+
+async def assert_exactly_once(pool: asyncpg.Pool, js: JetStreamContext) -> list[dict[str, Any]]:
+    """Nothing lost, nothing duplicated: every entry has one event in the outbox and exactly one in the
+    stream (MessageUpdated revisions too), every outbox row was delivered once, and each feed's events
+    reached the stream in the order they were written. Returns the stream's RSS messages."""
+    await until(lambda: _no_pending(pool), timeout=30, what="outbox drained")
+    rows = await pool.fetch(
+        "SELECT event_id FROM host.outbox WHERE subject LIKE 'feedeater.rss.%' ORDER BY id"
+    )
+    outbox_ids = [str(r["event_id"]) for r in rows]
+    rss_outbox = set(outbox_ids)
+    got = await BusReader(js).all("feedeater.rss.>", expect=len(outbox_ids), timeout=15)
+    stream_ids = [m["_msg_id"] for m in got]
+    assert len(stream_ids) == len(set(stream_ids)), "a Nats-Msg-Id reached the stream twice"
+    assert set(stream_ids) == rss_outbox, "the stream and the outbox disagree"
+    created = [m["message"]["id"] for m in got if m["type"] == "MessageCreated"]
+    assert len(created) == len(set(created)), "an entry was announced twice"
+    entries = {str(r["message_id"]) for r in await pool.fetch("SELECT message_id FROM mod_rss.entries")}
+    assert set(created) == entries, "entries without their MessageCreated event, or the reverse"
+    position = {event_id: i for i, event_id in enumerate(outbox_ids)}
+    per_feed: dict[str, list[int]] = defaultdict(list)
+    for m in got:
+        per_feed[m["message"]["source"]["stream"]].append(position[m["_msg_id"]])
+    for feed, order in per_feed.items():
+        assert order == sorted(order), f"feed {feed}: events out of order"
+    return got
+
+
+async def _no_pending(pool: asyncpg.Pool) -> bool:
+    return await pending_events(pool) == 0
