@@ -201,6 +201,16 @@ def feedeater_env(home: Path, database_url: str, nats_url: str, **extra: str) ->
     return env
 
 
+FEEDEATER = [sys.executable, "-m", "host.cli"]
+
+
+def feedeater(env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run the `feedeater` CLI as a user would, in a subprocess."""
+    return subprocess.run(
+        [*FEEDEATER, *args], env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
 class HostProcess:
     """A real `feedeater run` process (the deployment unit), which a test may SIGKILL."""
 

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -15,27 +13,12 @@ from pathlib import Path
 import pytest
 
 from host.services import free_port
-
-BIN = [sys.executable, "-m", "host.cli"]
+from tests.services import FEEDEATER, feedeater, feedeater_env
 
 
 @pytest.fixture
 def cli_env(tmp_path: Path, database_url: str, nats_url: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FEEDEATER_")}
-    env.update(
-        FEEDEATER_HOME=str(tmp_path),
-        FEEDEATER_DATABASE_URL=database_url,
-        FEEDEATER_NATS_URL=nats_url,
-        FEEDEATER_HTTP_PORT="0",
-        FEEDEATER_RSS_ALLOW_PRIVATE_NETWORKS="true",
-    )
-    return env
-
-
-def feedeater(env: dict[str, str], *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*BIN, *args], env=env, capture_output=True, text=True, timeout=timeout, check=False
-    )
+    return feedeater_env(tmp_path, database_url, nats_url)
 
 
 def assert_one_line_error(res: subprocess.CompletedProcess[str], *needles: str) -> None:
@@ -103,7 +86,10 @@ def test_unreachable_nats_is_one_clear_line(cli_env: dict[str, str]) -> None:
 def test_run_serves_health_and_metrics_then_stops_on_sigterm(cli_env: dict[str, str]) -> None:
     port = free_port()
     proc = subprocess.Popen(
-        [*BIN, "run"], env={**cli_env, "FEEDEATER_HTTP_PORT": str(port)}, stderr=subprocess.PIPE, text=True
+        [*FEEDEATER, "run"],
+        env={**cli_env, "FEEDEATER_HTTP_PORT": str(port)},
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         health = _get_when_up(f"http://127.0.0.1:{port}/healthz")

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -29,6 +27,7 @@ from modules.rss.search import (
 )
 from tests.fakeai import FakeAI
 from tests.rss.test_embed import add_entries, ai_host, embed_all, entry, fake_ai, rss_context
+from tests.services import feedeater
 
 __all__ = ["ai_host", "fake_ai"]  # fixtures shared with test_embed
 
@@ -272,15 +271,6 @@ async def test_nats_request_reply(
 
 
 # -- the CLI -------------------------------------------------------------------------------------
-def feedeater(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "host.cli", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 async def test_cli_search_and_reembed(

@@ -7,25 +7,12 @@ out-of-range values given through the environment.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.host.test_cli import assert_one_line_error
-from tests.services import feedeater_env
-
-
-def feedeater(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "host.cli", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+from tests.services import feedeater, feedeater_env
 
 
 @pytest.fixture
