@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import time
@@ -74,9 +75,16 @@ async def run_job(ctx: ModuleContext, job: Job, *, trigger: str) -> JobResult:
     started = time.monotonic()
     metrics: Mapping[str, Any] = {}
     error: str | None = None
+    cancelled = False
     try:
         metrics = dict(await job.handler(ctx))
         status = "ok"
+    except asyncio.CancelledError:
+        # The host is stopping mid-run: record it, then let the cancellation go on. Leases taken by the
+        # job expire and another run (here or on another host) picks the work up.
+        cancelled = True
+        status, error = "failed", "cancelled: the host stopped during the run"
+        log.info("job %s cancelled by shutdown", name)
     except Exception as exc:
         status = "failed"
         error = f"{type(exc).__name__}: {exc}"
@@ -94,6 +102,8 @@ async def run_job(ctx: ModuleContext, job: Job, *, trigger: str) -> JobResult:
         )
     except Exception as exc:  # the database may be the reason the job failed
         log.warning("could not record the end of job run %s: %s", run_id, exc)
+    if cancelled:
+        raise asyncio.CancelledError
     return JobResult(run_id, status, error, metrics, seconds)
 
 

@@ -141,7 +141,9 @@ class Host:
         ctx = self.contexts[name]
 
         async def fire() -> None:
-            await run_job(ctx, job, trigger="schedule")
+            # A run cancelled by shutdown is recorded by run_job; the scheduler needn't log it as a crash.
+            with contextlib.suppress(asyncio.CancelledError):
+                await run_job(ctx, job, trigger="schedule")
 
         self.scheduler.add_job(
             fire,

@@ -130,3 +130,22 @@ async def test_every_run_is_recorded_with_metrics_or_error(host) -> None:
     assert rows["good"]["metrics"] == {"fetched": 3} and rows["good"]["finished_at"] is not None
     assert rows["bad"]["status"] == "failed" and "feed server on fire" in rows["bad"]["error"]
     assert rows["bad"]["trigger"] == "schedule" and rows["good"]["host_id"] == "test-host"
+
+
+async def test_a_run_cancelled_by_shutdown_is_recorded_not_left_running(host) -> None:
+    import asyncio
+
+    ctx = await host.context("rss")
+    started = asyncio.Event()
+
+    async def slow(_ctx):  # type: ignore[no-untyped-def]
+        started.set()
+        await asyncio.sleep(3600)
+
+    task = asyncio.create_task(run_job(ctx, Job("slow", slow, "1m"), trigger="schedule"))
+    await asyncio.wait_for(started.wait(), 10)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    row = await host.pool.fetchrow("SELECT status, error, finished_at FROM host.job_runs WHERE job = 'slow'")
+    assert row["status"] == "failed" and "cancelled" in row["error"] and row["finished_at"] is not None
