@@ -32,8 +32,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
+
+from tests.feedserver import BackgroundHTTPServer
 
 _WORD = re.compile(r"\w+")
 
@@ -60,7 +61,7 @@ class _Fault:
     path: str | None
 
 
-class FakeAI:
+class FakeAI(BackgroundHTTPServer):
     def __init__(self, *, dims: int = 64) -> None:
         self.dims = dims
         self.requests: list[tuple[str, Any]] = []
@@ -69,29 +70,13 @@ class FakeAI:
         self._faults: list[_Fault] = []
         self._refused: list[tuple[str, str | None]] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fakeai", daemon=True)
+        httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        httpd.daemon_threads = True
+        self._serve_in_thread(httpd, "fakeai")
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def start(self) -> Self:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
     # -- programming ----------------------------------------------------------------------------
     def fail(

@@ -240,7 +240,39 @@ class _HTTPServer(ThreadingHTTPServer):
                     sock.shutdown(socket.SHUT_RDWR)
 
 
-class FeedServer:
+class BackgroundHTTPServer:
+    """Serves an `http.server` in a daemon thread; start/stop and `with` support shared by test servers."""
+
+    _httpd: ThreadingHTTPServer
+
+    def _serve_in_thread(self, httpd: ThreadingHTTPServer, name: str) -> None:
+        self._httpd = httpd
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.01}, name=name, daemon=True
+        )
+
+    def _drop_connections(self) -> None:
+        """Hook: close connections still open at stop (keep-alive clients would hold threads)."""
+
+    def start(self) -> Self:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._drop_connections()
+        self._httpd.server_close()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+class FeedServer(BackgroundHTTPServer):
     """See the module docstring."""
 
     def __init__(self, host: str = "127.0.0.1", *, tls: ssl.SSLContext | None = None) -> None:
@@ -254,28 +286,13 @@ class FeedServer:
         self.sni_names: list[str | None] = []
         if tls is not None:
             tls.sni_callback = lambda _sock, name, _ctx: self.sni_names.append(name)
-        self._httpd = _HTTPServer(self, host, tls)
-        self.port: int = self._httpd.server_address[1]
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
-        )
+        httpd = _HTTPServer(self, host, tls)
+        self._serve_in_thread(httpd, "feedserver")
+        self.port: int = httpd.server_address[1]
 
-    def start(self) -> Self:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
+    def _drop_connections(self) -> None:
+        assert isinstance(self._httpd, _HTTPServer)
         self._httpd.close_connections()
-        self._httpd.server_close()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
     def url(self, path: str = "/", *, host: str | None = None) -> str:
         return f"{self.scheme}://{host or self.host}:{self.port}{path}"
