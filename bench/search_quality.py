@@ -46,7 +46,7 @@ from host.runtime import Host  # noqa: E402
 from modules.rss import embed, store  # noqa: E402
 from modules.rss.model import Entry  # noqa: E402
 from modules.rss.parse import FeedParseError, parse_feed  # noqa: E402
-from modules.rss.search import SearchQuery, _vector_side, search  # noqa: E402
+from modules.rss.search.query import SearchQuery, _vector_side, search  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -9,7 +9,10 @@ import argparse
 
 from host.ai import AI_SETTINGS
 from host.module import Job, Manifest, ModuleContext, ModuleSpec, Setting
-from modules.rss import cleanup, embed, poll, search_service, summarize
+from modules.rss.enrich import embed, summarize
+from modules.rss.ingest import poll
+from modules.rss.search import service as search_service
+from modules.rss.store import cleanup
 
 
 async def setup(ctx: ModuleContext) -> None:
@@ -32,7 +35,8 @@ async def teardown(ctx: ModuleContext) -> None:
 
 
 def _cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from modules.rss import cli, search_cli
+    from modules.rss import cli
+    from modules.rss.search import cli as search_cli
 
     cli.register(sub)
     search_cli.register(sub)

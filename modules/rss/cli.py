@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from host.errors import UserError
-from modules.rss import search_cli, store, subscribe
-from modules.rss.opml import OpmlError
+from modules.rss import store
+from modules.rss.search import cli as search_cli
+from modules.rss.subscriptions import subscribe
+from modules.rss.subscriptions.opml import OpmlError
 
 if TYPE_CHECKING:
     from host.runtime import Host

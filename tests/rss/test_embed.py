@@ -16,7 +16,8 @@ from host.errors import UserError
 from host.jobs import run_job
 from host.module import ModuleContext
 from host.runtime import Host
-from modules.rss import embed, store
+from modules.rss import store
+from modules.rss.enrich import embed
 from modules.rss.model import Entry
 from tests.fakeai import FakeAI, fake_embedding
 from tests.feedserver import FeedServer, Route

@@ -19,7 +19,7 @@ from typing import Any
 import brotli
 import pytest
 
-from modules.rss.fetch import (
+from host.net.fetcher import (
     FEED_ACCEPT,
     BodyDecoder,
     Fetcher,
@@ -27,7 +27,7 @@ from modules.rss.fetch import (
     parse_retry_after,
     resolve_redirect,
 )
-from modules.rss.netguard import AddressPolicy, BlockedURLError, IPAddress
+from host.net.netguard import AddressPolicy, BlockedURLError, IPAddress
 from tests.feedserver import FeedServer, Route, self_signed_tls
 
 UA = "feedeater-test/1.0 (+https://example.invalid/bot)"

@@ -14,9 +14,11 @@ import pytest
 from host.ai import AI_SETTINGS, AIServices
 from host.jobs import run_job
 from host.module import ModuleContext
+from host.net.fetcher import Fetcher, FetchResult
 from host.runtime import Host
-from modules.rss import fulltext, poll, store, summarize
-from modules.rss.fetch import Fetcher, FetchResult
+from modules.rss import store
+from modules.rss.enrich import fulltext, summarize
+from modules.rss.ingest import poll
 from modules.rss.model import Entry
 from tests.feedserver import FeedServer, Route
 

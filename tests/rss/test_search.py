@@ -15,8 +15,8 @@ from host.ai import AIServices
 from host.errors import UserError
 from host.module import ModuleContext
 from host.runtime import Host
-from modules.rss import search_service
-from modules.rss.search import (
+from modules.rss.search import service as search_service
+from modules.rss.search.query import (
     SearchQuery,
     candidates_per_side,
     fuse,

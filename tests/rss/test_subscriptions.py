@@ -12,9 +12,10 @@ import pytest
 
 from host.errors import UserError
 from host.runtime import Host
-from modules.rss import store, subscribe
+from modules.rss import store
 from modules.rss.cli import parse_assignment
-from modules.rss.opml import parse_opml
+from modules.rss.subscriptions import subscribe
+from modules.rss.subscriptions.opml import parse_opml
 from tests.feedserver import FeedServer, Route
 
 ATOM = b"""<?xml version="1.0" encoding="utf-8"?>

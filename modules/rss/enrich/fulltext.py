@@ -28,10 +28,10 @@ from readability import Document
 from readability.readability import Unparseable
 
 from host.module import Job, ModuleContext, Setting
-from modules.rss.discover import looks_like_html
-from modules.rss.fetch import Fetcher, FetchResult
+from host.net.fetcher import Fetcher, FetchResult
 from modules.rss.parse.encoding import decode
-from modules.rss.sanitize import html_to_text, sanitize_html
+from modules.rss.parse.sanitize import html_to_text, sanitize_html
+from modules.rss.subscriptions.discover import looks_like_html
 
 log = logging.getLogger("feedeater.rss.fulltext")
 

@@ -22,11 +22,11 @@ from typing import Any, Literal
 import asyncpg
 
 from host.module import ModuleContext
+from host.net.fetcher import Fetcher, FetchResult
 from modules.rss import metrics, store
-from modules.rss.fetch import Fetcher, FetchResult
+from modules.rss.ingest.schedule import Decision, Outcome, ScheduleParams, decide
 from modules.rss.model import Feed
 from modules.rss.parse import FeedParseError, parse_feed
-from modules.rss.schedule import Decision, Outcome, ScheduleParams, decide
 
 log = logging.getLogger("feedeater.rss.poll")
 _MAX_AGE = re.compile(r"max-age\s*=\s*(\d+)", re.IGNORECASE)

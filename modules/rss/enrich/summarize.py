@@ -31,7 +31,8 @@ from host import contexts
 from host.ai import Embedder, Summarizer
 from host.events import iso_z, truncate_utf16
 from host.module import Job, ModuleContext, Setting
-from modules.rss import fulltext, publish
+from modules.rss.enrich import fulltext
+from modules.rss.ingest import publish
 
 log = logging.getLogger("feedeater.rss.summarize")
 

@@ -22,7 +22,7 @@ import asyncpg
 
 from host.ai import AIServices, ProviderError
 from host.errors import UserError
-from modules.rss.embed import vector_expr, vector_type
+from modules.rss.enrich.embed import vector_expr, vector_type
 
 Mode = Literal["hybrid", "text", "vector"]
 

@@ -8,13 +8,18 @@ from urllib.parse import urljoin
 import asyncpg
 
 from host.errors import UserError
+from host.net.fetcher import Fetcher, FetchResult
+from host.net.netguard import BlockedURLError, check_url
 from modules.rss import store
-from modules.rss.discover import COMMON_FEED_PATHS, DiscoveredFeed, discover_feeds, looks_like_html
-from modules.rss.fetch import Fetcher, FetchResult
 from modules.rss.model import Feed
-from modules.rss.netguard import BlockedURLError, check_url
-from modules.rss.opml import OpmlFeed, export_opml, parse_opml
 from modules.rss.parse import FeedParseError, parse_feed
+from modules.rss.subscriptions.discover import (
+    COMMON_FEED_PATHS,
+    DiscoveredFeed,
+    discover_feeds,
+    looks_like_html,
+)
+from modules.rss.subscriptions.opml import OpmlFeed, export_opml, parse_opml
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,8 @@ import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from modules.rss import embed
-from modules.rss.search import parse_request, search
+from modules.rss.enrich import embed
+from modules.rss.search.query import parse_request, search
 
 if TYPE_CHECKING:
     from host.runtime import Host

@@ -1,0 +1,44 @@
+"""mod_rss storage: only writes and reads rows; decisions are made before it is called.
+
+`store.X` is the module's storage API; the submodules group it by table family.
+"""
+
+from modules.rss.store.entries import EntryChanges, apply_entries, delete_entry, expire_entries
+from modules.rss.store.feeds import (
+    EDITABLE,
+    FEED_COLUMNS,
+    Claim,
+    FeedRow,
+    add_feed,
+    claim_due,
+    finish_poll,
+    get_feed,
+    list_feeds,
+    remove_feed,
+    update_feed,
+    update_feed_meta,
+)
+from modules.rss.store.raw import RawSaved, delete_orphan_blobs, mark_parse_error, save_raw
+
+__all__ = [
+    "EDITABLE",
+    "FEED_COLUMNS",
+    "Claim",
+    "EntryChanges",
+    "FeedRow",
+    "RawSaved",
+    "add_feed",
+    "apply_entries",
+    "claim_due",
+    "delete_entry",
+    "delete_orphan_blobs",
+    "expire_entries",
+    "finish_poll",
+    "get_feed",
+    "list_feeds",
+    "mark_parse_error",
+    "remove_feed",
+    "save_raw",
+    "update_feed",
+    "update_feed_meta",
+]
