@@ -45,7 +45,7 @@ if str(REPO) not in sys.path:
 from host.ai import AIServices, LocalEmbedder  # noqa: E402
 from host.config import HostConfig  # noqa: E402
 from host.runtime import Host  # noqa: E402
-from modules.rss import embed  # noqa: E402
+from modules.rss.enrich import embed  # noqa: E402
 from modules.rss.search.query import SearchQuery, _vector_side, candidates_per_side, search  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"

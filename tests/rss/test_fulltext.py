@@ -21,6 +21,7 @@ from modules.rss.enrich import fulltext, summarize
 from modules.rss.ingest import poll
 from modules.rss.model import Entry
 from tests.feedserver import FeedServer, Route
+from tests.rss.seed import ingest
 
 ARTICLES = Path(__file__).resolve().parents[2] / "fixtures" / "articles"
 HTML_UTF8 = {"Content-Type": "text/html; charset=UTF-8"}
@@ -73,9 +74,7 @@ async def add_feed(
 
 
 async def add_entries(conn: Any, feed: store.FeedRow, entries: Sequence[Entry]) -> None:
-    await store.apply_entries(
-        conn, feed=feed, entries=entries, now=datetime.now(UTC), first_poll=False, lookback_hours=48
-    )
+    await ingest(conn, feed, entries)
 
 
 async def module_ctx(

@@ -3,7 +3,7 @@
 `store.X` is the module's storage API; the submodules group it by table family.
 """
 
-from modules.rss.store.entries import EntryChanges, apply_entries, delete_entry, expire_entries
+from modules.rss.store.entries import delete_entry, expire_entries, load_known, write
 from modules.rss.store.feeds import (
     EDITABLE,
     FEED_COLUMNS,
@@ -24,11 +24,9 @@ __all__ = [
     "EDITABLE",
     "FEED_COLUMNS",
     "Claim",
-    "EntryChanges",
     "FeedRow",
     "RawSaved",
     "add_feed",
-    "apply_entries",
     "claim_due",
     "delete_entry",
     "delete_orphan_blobs",
@@ -36,9 +34,11 @@ __all__ = [
     "finish_poll",
     "get_feed",
     "list_feeds",
+    "load_known",
     "mark_parse_error",
     "remove_feed",
     "save_raw",
     "update_feed",
     "update_feed_meta",
+    "write",
 ]
