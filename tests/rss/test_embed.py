@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -26,12 +26,6 @@ from tests.rss.test_poll import ago, poll, rss
 from tests.services import make_host, reset_stream
 
 FAST = RetryPolicy(retries=2, base_s=0.01, cap_s=0.05)
-
-
-@pytest.fixture
-def fake_ai() -> Iterator[FakeAI]:
-    with FakeAI() as server:
-        yield server
 
 
 def fake_settings(fake: FakeAI, **extra: Any) -> dict[str, Any]:

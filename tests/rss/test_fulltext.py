@@ -20,8 +20,11 @@ from modules.rss import store
 from modules.rss.enrich import fulltext, summarize
 from modules.rss.ingest import poll
 from modules.rss.model import Entry
+from modules.rss.search.query import SearchQuery, search
+from tests.fakeai import FakeAI
 from tests.feedserver import FeedServer, Route
 from tests.rss.seed import ingest
+from tests.rss.test_embed import embed_all, rss_context
 
 ARTICLES = Path(__file__).resolve().parents[2] / "fixtures" / "articles"
 HTML_UTF8 = {"Content-Type": "text/html; charset=UTF-8"}
@@ -418,3 +421,22 @@ async def test_robots_txt_is_cached_for_its_ttl(feed_server: FeedServer) -> None
         other = feed_server.url("/no/1", host="localhost")  # another origin has its own robots.txt
         assert (await robots.check(other))[0] == "disallowed"
         assert len(feed_server.requests_to("/robots.txt")) == 3
+
+
+async def test_one_document_text_a_word_only_in_the_article_is_searched_embedded_and_snippeted(
+    host: Host, feed_server: FeedServer, fake_ai: FakeAI
+) -> None:
+    feed_server.route("/post", Route(body=article("blog_post.html"), headers=HTML_UTF8))
+    await add_feed(
+        host,
+        [make_entry("a", link=feed_server.url("/post"), title="Queues", text="A teaser.")],
+        full_text=True,
+    )
+    ctx = await rss_context(host, fake_ai)
+    assert (await search(ctx.pool, AIServices(), SearchQuery("dozens workers"))).results == []
+    assert (await run_fulltext(await module_ctx(host)))["done"] == 1
+
+    found = await search(ctx.pool, AIServices(), SearchQuery("dozens workers"))  # text side only
+    assert [r.title for r in found.results] == ["Queues"] and "dozens" in found.results[0].snippet
+    await embed_all(ctx)
+    assert BLOG_BODY in fake_ai.embedded_inputs()[-1]

@@ -26,10 +26,10 @@ from modules.rss.search.query import (
     search,
 )
 from tests.fakeai import FakeAI
-from tests.rss.test_embed import add_entries, ai_host, embed_all, entry, fake_ai, rss_context
+from tests.rss.test_embed import add_entries, ai_host, embed_all, entry, rss_context
 from tests.services import feedeater
 
-__all__ = ["ai_host", "fake_ai"]  # fixtures shared with test_embed
+__all__ = ["ai_host"]  # a fixture shared with test_embed
 
 OLD = datetime.now(UTC) - timedelta(days=30)
 

@@ -121,9 +121,9 @@ async def claim(conn: asyncpg.Connection, *, limit: int, max_chars: int) -> list
                WHERE status = 'pending' AND next_attempt_at <= now()
                ORDER BY entry_id DESC LIMIT $1 FOR UPDATE SKIP LOCKED)
            UPDATE mod_rss.entry_embeddings x SET next_attempt_at = now() + make_interval(secs => $2)
-           FROM due, mod_rss.entries e
-           WHERE x.entry_id = due.entry_id AND e.id = x.entry_id
-           RETURNING x.entry_id, x.attempts, e.title, e.content_text, e.content_hash""",
+           FROM due, mod_rss.entries e, mod_rss.entry_text t
+           WHERE x.entry_id = due.entry_id AND e.id = x.entry_id AND t.entry_id = x.entry_id
+           RETURNING x.entry_id, x.attempts, e.title, t.best_text, e.content_hash""",
         limit,
         float(LEASE_S),
     )
@@ -132,7 +132,7 @@ async def claim(conn: asyncpg.Connection, *, limit: int, max_chars: int) -> list
             r["entry_id"],
             r["content_hash"],
             r["attempts"],
-            embedding_text(r["title"], r["content_text"], max_chars),
+            embedding_text(r["title"], r["best_text"], max_chars),
         )
         for r in rows
     ]
