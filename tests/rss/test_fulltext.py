@@ -137,9 +137,8 @@ def fetch_result(
 
 # -- pure decisions ------------------------------------------------------------------------------
 def test_retry_delay_doubles_and_is_capped() -> None:
-    delays = [fulltext.retry_delay(n) for n in (1, 2, 3, 10)]
-    assert delays[:3] == [timedelta(minutes=10), timedelta(minutes=20), timedelta(minutes=40)]
-    assert delays[3] == timedelta(hours=12)
+    delays = [fulltext.RETRY.delay(n) for n in (1, 2, 3, 10)]
+    assert delays == [600, 1200, 2400, 12 * 3600]
 
 
 def test_failures_retry_only_when_transient_and_attempts_remain() -> None:

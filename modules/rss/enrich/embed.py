@@ -20,8 +20,10 @@ from typing import Any
 import asyncpg
 
 from host.ai import Embedder, ProviderError
+from host.backoff import Backoff
 from host.errors import UserError
 from host.module import Job, ModuleContext, Setting
+from host.workqueue import WorkQueue
 
 log = logging.getLogger("feedeater.rss.embed")
 
@@ -48,6 +50,7 @@ SETTINGS: tuple[Setting, ...] = (
 LEASE_S = 600  # a claimed batch is invisible to other hosts this long (a crashed host's batch comes back)
 RETRY_BASE_S = 60.0
 RETRY_CAP_S = 3600.0
+RETRY = Backoff(RETRY_BASE_S, RETRY_CAP_S)
 MAX_DIMS = {"vector": 2000, "halfvec": 4000}  # pgvector's HNSW limits
 
 
@@ -64,7 +67,7 @@ def embedding_text(title: str, text: str, max_chars: int) -> str:
 
 def retry_delay_s(attempts: int) -> float:
     """Backoff before the next try of an entry that failed `attempts` times: 1, 2, 4 … 60 minutes."""
-    return min(RETRY_CAP_S, RETRY_BASE_S * 2 ** max(attempts - 1, 0))
+    return RETRY.delay(attempts)
 
 
 def vector_type(dims: int) -> str:
@@ -113,20 +116,22 @@ class Claimed:
     text: str
 
 
+QUEUE = WorkQueue(
+    table="mod_rss.entry_embeddings",
+    key="entry_id",
+    due="q.status = 'pending'",
+    order="q.entry_id DESC",
+    lease_column="next_attempt_at",  # a lease is a backoff that ends the same way
+    owner_column=None,
+    returning="q.entry_id, q.attempts, e.title, t.best_text, e.content_hash",
+    returning_from=", mod_rss.entries e, mod_rss.entry_text t",
+    returning_where="AND e.id = q.entry_id AND t.entry_id = q.entry_id",
+)
+
+
 async def claim(conn: asyncpg.Connection, *, limit: int, max_chars: int) -> list[Claimed]:
     """Lease up to `limit` due pending entries, newest first (fresh news matters most in search)."""
-    rows = await conn.fetch(
-        """WITH due AS (
-               SELECT entry_id FROM mod_rss.entry_embeddings
-               WHERE status = 'pending' AND next_attempt_at <= now()
-               ORDER BY entry_id DESC LIMIT $1 FOR UPDATE SKIP LOCKED)
-           UPDATE mod_rss.entry_embeddings x SET next_attempt_at = now() + make_interval(secs => $2)
-           FROM due, mod_rss.entries e, mod_rss.entry_text t
-           WHERE x.entry_id = due.entry_id AND e.id = x.entry_id AND t.entry_id = x.entry_id
-           RETURNING x.entry_id, x.attempts, e.title, t.best_text, e.content_hash""",
-        limit,
-        float(LEASE_S),
-    )
+    rows = await QUEUE.claim(conn, now=None, limit=limit, lease_s=LEASE_S)
     return [
         Claimed(
             r["entry_id"],

@@ -12,6 +12,7 @@ from typing import Any
 import asyncpg
 
 from host.errors import UserError
+from host.workqueue import WorkQueue
 
 FEED_COLUMNS = (
     "id, url, title, site_url, description, format, folder, enabled, interval_override_s, retention_days, "
@@ -149,26 +150,26 @@ async def update_feed(conn: asyncpg.Connection, feed_id: int, changes: dict[str,
 
 
 # -- polling -------------------------------------------------------------------------------------
+POLL_QUEUE = WorkQueue(
+    table="mod_rss.poll_state",
+    key="feed_id",
+    join="JOIN mod_rss.feeds f ON f.id = q.feed_id",
+    due="f.enabled AND NOT f.dead AND q.next_poll_at <= $1",
+    order="q.next_poll_at",
+    returning=", ".join("f." + c.strip() for c in FEED_COLUMNS.split(","))
+    + ", q.etag, q.last_modified, q.interval_s, q.successful_polls, q.consecutive_errors, q.ttl_minutes,"
+    " q.skip_hours, q.skip_days",
+    returning_from=", mod_rss.feeds f",
+    returning_where="AND f.id = q.feed_id",
+)
+
+
 async def claim_due(
     conn: asyncpg.Connection, *, host_id: str, limit: int, lease_s: int, now: datetime
 ) -> list[Claim]:
-    """Lease due feeds to this host. SKIP LOCKED plus the lease means no feed is fetched twice at once,
-    and a host killed mid-poll only delays its feeds until the lease expires."""
-    rows = await conn.fetch(
-        f"""WITH due AS (
-                SELECT p.feed_id FROM mod_rss.poll_state p JOIN mod_rss.feeds f ON f.id = p.feed_id
-                WHERE f.enabled AND NOT f.dead AND p.next_poll_at <= $1 AND (p.lease_until IS NULL OR p.lease_until < $1)
-                ORDER BY p.next_poll_at LIMIT $2
-                FOR UPDATE OF p SKIP LOCKED)
-            UPDATE mod_rss.poll_state p SET lease_until = $1 + make_interval(secs => $3), leased_by = $4
-            FROM due, mod_rss.feeds f WHERE p.feed_id = due.feed_id AND f.id = p.feed_id
-            RETURNING {", ".join("f." + c.strip() for c in FEED_COLUMNS.split(","))}, p.etag, p.last_modified, p.interval_s,
-                      p.successful_polls, p.consecutive_errors, p.ttl_minutes, p.skip_hours, p.skip_days""",
-        now,
-        limit,
-        float(lease_s),
-        host_id,
-    )
+    """Lease due feeds to this host: no feed is fetched twice at once, and a host killed mid-poll only
+    delays its feeds until the lease expires."""
+    rows = await POLL_QUEUE.claim(conn, now=now, limit=limit, lease_s=lease_s, owner=host_id)
     return [
         Claim(
             FeedRow.from_record(r),
