@@ -117,13 +117,24 @@ async def cmd(host: Host, args: argparse.Namespace) -> int:
             if not path.is_file():
                 raise UserError(f"no such file: {path}", "give the path of an OPML file")
             try:
-                added, existing = await subscribe.import_opml(conn, path.read_bytes())
+                imported = await subscribe.import_opml(
+                    conn,
+                    path.read_bytes(),
+                    allow_private_networks=bool(ctx.settings["allow_private_networks"]),
+                )
             except OpmlError as exc:
                 raise UserError(f"cannot import {path}: {exc}") from None
             emit(
                 args,
-                {"added": added, "already_present": existing},
-                lambda d: f"imported {d['added']} feeds ({d['already_present']} already present)",
+                {
+                    "added": imported.added,
+                    "already_present": imported.already_present,
+                    "refused": [{"url": u, "reason": why} for u, why in imported.refused],
+                },
+                lambda d: "\n".join(
+                    [f"imported {d['added']} feeds ({d['already_present']} already present)"]
+                    + [f"refused {r['url']}: {r['reason']}" for r in d["refused"]]
+                ),
             )
         elif action == "export":
             opml = await subscribe.export(conn)
