@@ -9,7 +9,7 @@ import argparse
 
 from host.ai import AI_SETTINGS
 from host.module import Job, Manifest, ModuleContext, ModuleSpec, Setting
-from modules.rss.enrich import embed, summarize
+from modules.rss.enrich import embed, fulltext, summarize
 from modules.rss.ingest import poll
 from modules.rss.search import service as search_service
 from modules.rss.store import cleanup
@@ -50,7 +50,8 @@ MANIFEST = Manifest(
         Job("poll", poll.run, "60s", "fetch the feeds that are due"),
         Job("cleanup", cleanup.run, "17 3 * * *", "retention, raw fetch blobs, published outbox rows"),
         embed.JOB,
-        *summarize.JOBS,
+        summarize.JOB,
+        fulltext.JOB,
     ),
     settings=(
         Setting(
@@ -140,6 +141,7 @@ MANIFEST = Manifest(
         *AI_SETTINGS,
         *embed.SETTINGS,
         *summarize.SETTINGS,
+        *fulltext.SETTINGS,
     ),
     events=("messageCreated", "messageUpdated", "contextUpdated"),
 )

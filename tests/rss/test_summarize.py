@@ -291,7 +291,7 @@ async def llm(fake_ai: FakeAI) -> AsyncIterator[AIServices]:
 
 async def update_contexts(ctx: ModuleContext, host: Host) -> dict[str, Any]:
     """Run the job, then relay the outbox to JetStream."""
-    result = await run_job(ctx, summarize.JOBS[0], trigger="manual")
+    result = await run_job(ctx, summarize.JOB, trigger="manual")
     assert result.status == "ok", result.error
     assert host.js is not None
     await outbox.Relay(host.require_pool(), host.js).drain_all()
@@ -438,12 +438,12 @@ async def test_a_second_invalid_reply_falls_back_cleanly(
 async def test_without_a_summarizer_the_summary_is_extractive(host: Host) -> None:
     feed = await add_feed(host, recent_entries("x", 3))
     ctx = await module_ctx(host, summarizer="extractive")
-    assert (await run_job(ctx, summarize.JOBS[0], trigger="manual")).metrics["extractive"] == 1
+    assert (await run_job(ctx, summarize.JOB, trigger="manual")).metrics["extractive"] == 1
     async with host.require_pool().acquire() as conn:
         stored = await contexts.get(conn, "rss", f"feed:{feed.id}")
     assert stored is not None and stored["meta"]["method"] == "extractive"
     assert stored["meta"]["fallbackReason"] is None  # extractive by choice, not a fallback
-    disabled = await run_job(await module_ctx(host, summarizer="none"), summarize.JOBS[0], trigger="manual")
+    disabled = await run_job(await module_ctx(host, summarizer="none"), summarize.JOB, trigger="manual")
     assert disabled.metrics == {"disabled": True}
 
 
@@ -453,8 +453,8 @@ async def test_two_runs_at_once_summarize_each_feed_once(host: Host) -> None:
     ]
     ctx_a, ctx_b = await module_ctx(host), await module_ctx(host)
     a, b = await asyncio.gather(
-        run_job(ctx_a, summarize.JOBS[0], trigger="manual"),
-        run_job(ctx_b, summarize.JOBS[0], trigger="manual"),
+        run_job(ctx_a, summarize.JOB, trigger="manual"),
+        run_job(ctx_b, summarize.JOB, trigger="manual"),
     )
     assert a.metrics.get("summarized", 0) + b.metrics.get("summarized", 0) == len(feeds)
     versions = await host.require_pool().fetch("SELECT version FROM host.contexts")

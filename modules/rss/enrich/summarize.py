@@ -32,7 +32,6 @@ from host.ai import Embedder, Summarizer
 from host.events import iso_z, truncate_utf16
 from host.module import Job, ModuleContext, Setting
 from host.workqueue import WorkQueue
-from modules.rss.enrich import fulltext
 from modules.rss.ingest import publish
 
 log = logging.getLogger("feedeater.rss.summarize")
@@ -619,10 +618,6 @@ SETTINGS = (
         DEFAULT_PROMPT_TEMPLATE,
         "user prompt; placeholders $feed_title $feed_description $previous_summary $entry_count $entries",
     ),
-    *fulltext.SETTINGS,
 )
 
-JOBS = (
-    Job("updateContexts", run, "30m", "summarize feeds with new entries into their contexts"),
-    fulltext.JOB,
-)
+JOB = Job("updateContexts", run, "30m", "summarize feeds with new entries into their contexts")
