@@ -117,15 +117,20 @@ async def host(tmp_path: Path, database_url: str, nats_url: str) -> AsyncIterato
 
 
 class BusReader:
-    """Reads what actually reached the JetStream stream (not what we meant to send)."""
+    """Reads what actually reached a JetStream stream (not what we meant to send).
 
-    def __init__(self, js: JetStreamContext) -> None:
+    A stream that cannot be read raises: "nothing was published" must never pass because NATS was down.
+    """
+
+    def __init__(self, js: JetStreamContext, *, stream: str = STREAM) -> None:
         self.js = js
+        self.stream = stream
 
     async def all(
         self, subject: str = "feedeater.>", *, expect: int | None = None, timeout: float = 10
     ) -> list[dict[str, Any]]:
-        """Every message in the stream on `subject`, in stream order, with its Nats-Msg-Id under `_msg_id`."""
+        """Every message in the stream on `subject`, in stream order, with its Nats-Msg-Id under `_msg_id`
+        (headers under `_headers`)."""
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
             msgs = await self._read(subject)
@@ -134,15 +139,12 @@ class BusReader:
             await asyncio.sleep(0.1)
 
     async def _read(self, subject: str) -> list[dict[str, Any]]:
-        try:
-            info = await self.js.stream_info(STREAM)
-        except Exception:
-            return []
+        info = await self.js.stream_info(self.stream)
         if info.state.messages == 0:
             return []
         sub = await self.js.subscribe(
             subject,
-            stream=STREAM,
+            stream=self.stream,
             ordered_consumer=True,
             config=ConsumerConfig(deliver_policy=DeliverPolicy.ALL),
         )
@@ -154,7 +156,8 @@ class BusReader:
                 except nats.errors.TimeoutError:
                     break
                 body = json.loads(msg.data)
-                body["_msg_id"] = (msg.headers or {}).get("Nats-Msg-Id")
+                body["_headers"] = dict(msg.headers or {})
+                body["_msg_id"] = body["_headers"].get("Nats-Msg-Id")
                 body["_subject"] = msg.subject
                 out.append(body)
         finally:
