@@ -56,6 +56,15 @@ def own_nats(tmp_path: Path) -> Iterator[EmbeddedNats]:
     server.stop()
 
 
+@pytest.fixture
+def own_pg(tmp_path: Path) -> Iterator[EmbeddedPostgres]:
+    """A PostgreSQL for this test alone, restartable on the same port (the session server stays up)."""
+    pg = EmbeddedPostgres(tmp_path / "own-pg", port=free_port())
+    pg.start()
+    yield pg
+    pg.stop()
+
+
 def admin_url(pg: EmbeddedPostgres, database: str = "postgres") -> str:
     status = pg.status()
     assert status.url is not None
@@ -247,6 +256,18 @@ class HostProcess:
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
+
+
+async def health(port: int) -> tuple[int, dict[str, Any]] | None:
+    """GET /healthz of a host on loopback: (status, report), or None while nothing listens yet."""
+    import httpx
+
+    try:
+        async with httpx.AsyncClient(timeout=5) as client:
+            res = await client.get(f"http://127.0.0.1:{port}/healthz")
+    except httpx.TransportError:
+        return None
+    return res.status_code, res.json()
 
 
 async def pending_events(pool: asyncpg.Pool) -> int:
