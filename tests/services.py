@@ -15,7 +15,7 @@ import subprocess
 import sys
 import uuid
 from collections import defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -226,15 +226,30 @@ def feedeater(env: dict[str, str], *args: str, timeout: float = 120) -> subproce
 class HostProcess:
     """A real `feedeater run` process (the deployment unit), which a test may SIGKILL."""
 
-    def __init__(self, home: Path, database_url: str, nats_url: str, host_id: str, **extra: str) -> None:
+    def __init__(
+        self,
+        home: Path,
+        database_url: str,
+        nats_url: str,
+        host_id: str,
+        *,
+        command: Sequence[str] = FEEDEATER,
+        isolated: bool = False,
+        **extra: str,
+    ) -> None:
+        """`isolated`: no PYTHONPATH and the home as working directory, so an installed `command`
+        cannot import from the source tree."""
         home.mkdir(parents=True, exist_ok=True)
         self.host_id = host_id
         self.log = home / "run.log"
         env = feedeater_env(home, database_url, nats_url, FEEDEATER_HOST_ID=host_id, **extra)
+        if isolated:
+            env.pop("PYTHONPATH", None)
         with self.log.open("wb") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "host.cli", "run"],
+                [*command, "run"],
                 env=env,
+                cwd=home if isolated else None,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
