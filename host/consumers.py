@@ -12,6 +12,7 @@ deliveries are retried without ever dead-lettering.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
@@ -51,9 +52,9 @@ PENDING = Gauge("feedeater_consumer_pending", "Events not yet delivered to the c
 # The database (not the event) is the problem: retry without counting towards the dead-letter limit.
 _INFRASTRUCTURE = (
     OSError,
-    asyncpg.PostgresConnectionError,
-    asyncpg.InterfaceError,
-    asyncpg.CannotConnectNowError,
+    asyncpg.PostgresConnectionError,  # SQLSTATE 08: connection failures
+    asyncpg.exceptions.OperatorInterventionError,  # 57: admin shutdown, cannot connect now
+    asyncpg.InterfaceError,  # the connection was closed under us
 )
 
 
@@ -142,7 +143,8 @@ class Consumer:
         try:
             handled = await self._process(event)
         except _INFRASTRUCTURE:
-            await msg.nak(delay=retry_delay(1))
+            with contextlib.suppress(Exception):  # NATS may be the one that is down
+                await msg.nak(delay=retry_delay(1))
             raise  # the supervisor backs off; the event is retried without counting against it
         except Exception as exc:
             FAILED.labels(self.name).inc()

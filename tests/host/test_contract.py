@@ -67,12 +67,15 @@ async def test_subscription_handles_once_retries_then_dead_letters(host: Host) -
     unit = Unit("demo", "notes", "subscription")
     task = asyncio.create_task(Consumer(ctx, sub, host.js, unit).run())
     try:
-        dead = await BusReader(host.js, stream=DLQ_STREAM).all(
-            "feedeater.dlq.demo.notes", expect=1, timeout=60
-        )
+        reader = BusReader(host.js, stream=DLQ_STREAM)
+
+        async def dead_lettered() -> list[dict[str, object]]:
+            got = await reader.all("feedeater.dlq.demo.notes")
+            return [m for m in got if m["_headers"]["Feedeater-Event-Id"] == poison]
+
+        dead = await until(dead_lettered, timeout=60, what="the poison event dead-lettered")
         assert len(dead) == 1 and dead[0]["poison"] is True
         assert "RuntimeError: cannot digest this" in dead[0]["_headers"][ERROR_HEADER]
-        assert dead[0]["_headers"]["Feedeater-Event-Id"] == poison
         assert calls == {
             good: 1,
             poison: 2,
