@@ -124,7 +124,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     feed, _ = await store.add_feed(conn, url=f"https://example.com/{path}", title=path)
                     await intake.ingest(
                         conn,
-                        outbox.enqueue_many,
+                        outbox.emitter("rss", ("messageCreated", "messageUpdated")),
                         feed_id=feed.id,
                         feed_title=feed.title,
                         entries=[
