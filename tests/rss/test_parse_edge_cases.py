@@ -7,7 +7,6 @@ The first group follows the parsing lines of the design doc's testing checklist:
 from __future__ import annotations
 
 import io
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -498,14 +497,12 @@ _LAUGHS = b"""<?xml version="1.0"?>
 </channel></rss>"""
 
 
-def _bounded(body: bytes, seconds: float = 5.0) -> Feed | FeedParseError:
-    start = time.monotonic()
+def _bounded(body: bytes) -> Feed | FeedParseError:
+    """parse_feed's result or its error; callers assert the output stays small (nothing was expanded)."""
     try:
-        result: Feed | FeedParseError = parse_feed(body, url=URL, now=NOW)
+        return parse_feed(body, url=URL, now=NOW)
     except FeedParseError as exc:
-        result = exc
-    assert time.monotonic() - start < seconds
-    return result
+        return exc
 
 
 def test_billion_laughs_is_not_expanded() -> None:
@@ -552,9 +549,7 @@ def test_feedparser_alone_does_not_expand_entities_or_read_external_ones(tmp_pat
     """The fallback's own behaviour, the reason it is safe to hand it hostile documents."""
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP-SECRET-CONTENT")
-    start = time.monotonic()
     result = feedparser.parse(io.BytesIO(_LAUGHS))
-    assert time.monotonic() - start < 5
     assert all(len(str(e.get("title", ""))) < 1000 for e in result.entries)
     xxe = _external_entity(secret.as_uri())
     result = feedparser.parse(io.BytesIO(xxe))
