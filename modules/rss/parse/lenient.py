@@ -24,6 +24,10 @@ _FORMATS = {
     "atom01": "atom0.1", "atom02": "atom0.2", "atom03": "atom0.3", "atom10": "atom1.0", "atom": "atom",
 }  # fmt: skip
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>")
+_VOID_END_TAG = re.compile(
+    r"</(?:area|base|br|col|embed|hr|img|input|link|meta|param|source|track|wbr)\s*>", re.IGNORECASE
+)
+_MAILTO_REMNANT = re.compile(r"\s*[(<\[]\s*(?:mailto:)?\s*$")
 _HEADERS = {"content-type": "application/xml; charset=utf-8"}  # the text is already decoded: no re-guessing
 
 
@@ -37,13 +41,16 @@ def _str(value: Any) -> str | None:
     return (value.replace("\x00", "").strip() or None) if isinstance(value, str) else None
 
 
-def _text(detail: Any, base: str) -> RawText | None:
-    """A feedparser *_detail / content dict → RawText."""
+def _text(detail: Any, base: str, *, rss: bool = False) -> RawText | None:
+    """A feedparser *_detail / content dict → RawText. RSS text is HTML whatever feedparser guessed (its
+    guess says text/plain for `&lt;script&gt;`), as on the fast path: only Atom declares types."""
     value = _str(_get(detail, "value"))
     if value is None:
         return None
     kind = str(_get(detail, "type") or "text/html")
-    return RawText(value, "html" in kind, _join(base, _get(detail, "base")))
+    if "xhtml" in kind:  # feedparser writes XHTML's void elements as <br></br>: HTML reads two <br>
+        value = _VOID_END_TAG.sub("", value)
+    return RawText(value, rss or "html" in kind, _join(base, _get(detail, "base")))
 
 
 def _join(base: str, relative: Any) -> str:
@@ -76,16 +83,17 @@ def _tags(entry: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
 
 
 def _person(author: Any) -> str | None:
-    """A name (else the email); an RSS <author> with child elements arrives with its parts run together
-    as the name, and its <name> child as `name` of the detail, which wins."""
-    return _str(_get(author, "name")) or _str(_get(author, "email"))
+    """A name, else the email. feedparser cuts the email out of "Name (mailto:a@b.c)" and leaves
+    "Name (mailto:" as the name: that remnant goes."""
+    name = _str(_get(author, "name"))
+    return (_MAILTO_REMNANT.sub("", name) if name else None) or _str(_get(author, "email"))
 
 
 def _item(entry: dict[str, Any], base: str, is_atom: bool) -> RawItem:
     contents = [c for c in _get(entry, "content") or () if isinstance(c, dict)]
     html_contents = [c for c in contents if "html" in str(_get(c, "type"))]
-    text_contents = [c for c in contents if c not in html_contents]
-    summary = _text(_get(entry, "summary_detail"), base)
+    best_content = html_contents[0] if html_contents else contents[0] if contents else None
+    summary = _text(_get(entry, "summary_detail"), base, rss=not is_atom)
     enclosures = [
         RawEnclosure(_get(e, "href"), _str(_get(e, "type")), _str(_get(e, "length")))
         for e in _enclosure_links(entry)
@@ -100,7 +108,7 @@ def _item(entry: dict[str, Any], base: str, is_atom: bool) -> RawItem:
     ]
     thumbnails = [_get(t, "url") for t in _get(entry, "media_thumbnail") or () if _str(_get(t, "url"))]
     categories, labels = _tags(entry)
-    title = _text(_get(entry, "title_detail"), base)
+    title = _text(_get(entry, "title_detail"), base, rss=not is_atom)
     if title is None and (itunes_title := _str(_get(entry, "itunes_title"))):
         title = RawText(itunes_title, True, base)
     image = _get(entry, "image")
@@ -113,9 +121,9 @@ def _item(entry: dict[str, Any], base: str, is_atom: bool) -> RawItem:
         guid_is_permalink=bool(_get(entry, "guidislink")),
         title=title,
         link=_str(_get(entry, "feedburner_origlink")) or link,
-        content=_text(html_contents[0], base) if html_contents else None,
+        content=_text(best_content, base),
         description=None if is_atom else summary,
-        summary=(summary if is_atom else None) or (_text(text_contents[0], base) if text_contents else None),
+        summary=summary if is_atom else None,
         published=_str(_get(entry, "published")) or _str(_get(entry, "created")),
         updated=_str(_get(entry, "updated")),  # feedparser keeps the last of several
         authors=[n for a in _get(entry, "authors") or () if (n := _person(a))],
@@ -155,9 +163,9 @@ def parse_lenient(text: str, url: str) -> RawFeed:
         format=_FORMATS.get(version, version or "rss"),
         parser="lenient",
         base=url,
-        title=_text(_get(feed, "title_detail"), url),
+        title=_text(_get(feed, "title_detail"), url, rss=not is_atom),
         link=_str(_get(feed, "link")) or _http_id(feed),
-        description=_text(_get(feed, "subtitle_detail"), url),
+        description=_text(_get(feed, "subtitle_detail"), url, rss=not is_atom),
         language=_str(_get(feed, "language")),
         image=(_str(_get(image, "href")) if isinstance(image, dict) else None) or _str(_get(feed, "logo")),
         ttl=_str(_get(feed, "ttl")),

@@ -274,10 +274,9 @@ def _image(c: Children, base: str) -> str | None:
             if url:
                 return url
     for el in c.get("media:content", ()):  # <media:content><media:thumbnail url=".."/></media:content>
-        if len(el):
-            url = _image({"media:thumbnail": _children(el, _RSS_KEYS).get("media:thumbnail", [])}, base)
-            if url:
-                return url
+        nested = _children(el, _RSS_KEYS).get("media:thumbnail") if len(el) else None
+        if nested and (image := _image({"media:thumbnail": nested}, base)):
+            return image
     return None
 
 
@@ -413,6 +412,7 @@ def _feed_from_root(root: etree._Element, url: str) -> RawFeed:
     if key.endswith("}feed"):  # Atom in a namespace of its own making: read it as Atom
         _move_to_atom(root, etree.QName(root).namespace or "")
         raw = _atom_feed(root, url, single_entry=False)
+        raw.format = "atom"  # no version can be told
         raw.warnings.append(f"Atom feed in the unknown namespace {etree.QName(root).namespace!r}")
         return raw
     if key in ("html", "xhtml:html"):
