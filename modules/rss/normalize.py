@@ -17,7 +17,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 from modules.rss.model import Enclosure, Entry, Feed
 from modules.rss.parse.dates import parse_date
 from modules.rss.parse.raw import RawEnclosure, RawFeed, RawItem, RawText
-from modules.rss.sanitize import html_to_text, plain_text, sanitize_html, text_to_html
+from modules.rss.sanitize import html_to_text, plain_text, sanitize_html, sanitized_text, text_to_html
 
 WORDS_PER_MINUTE = 230
 FUTURE_TOLERANCE = timedelta(minutes=5)  # clock skew between publisher and us is not "future"
@@ -228,7 +228,7 @@ def _html_and_text_of(text: RawText) -> tuple[str, str]:
     """Sanitized HTML and its plain text (what a reader sees, as text)."""
     if text.html:
         html = sanitize_html(text.value, text.base)
-        return html, html_to_text(html)
+        return html, sanitized_text(html)
     return text_to_html(text.value), plain_text(text.value)
 
 
@@ -279,7 +279,8 @@ def _entry(
     best = slots[best_index] if best_index < len(slots) else None
     excerpt = next((s for s in (item.description, item.summary) if s is not None and s is not best), None)
     content_html, content_text = _html_and_text_of(best) if best is not None else ("", "")
-    summary_html = _html_of(excerpt) if excerpt is not None else ""
+    same_text = excerpt is not None and best is not None and excerpt.value == best.value  # itunes:summary
+    summary_html = _html_of(excerpt) if excerpt is not None and not same_text else ""
     if summary_html == content_html:
         summary_html = ""
     if not (title or link or content_html or enclosures):
