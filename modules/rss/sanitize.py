@@ -12,7 +12,6 @@ import html as htmllib
 import re
 import threading
 from functools import lru_cache
-from itertools import accumulate
 from typing import Literal
 
 import nh3
@@ -31,7 +30,7 @@ _MAX_DEPTH = 64
 _TOO_DEEP = "body" + "/*" * _MAX_DEPTH  # ElementPath: some element this deep exists
 _VOID = ("area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
          "track", "wbr")  # fmt: skip
-_START_OR_END_TAG = re.compile(rf"<(/?)(?!(?:{'|'.join(_VOID)})[\s/>])[A-Za-z]")
+_START_OR_END_TAG = re.compile(rf"<(/?)(?!(?:{'|'.join(_VOID)})[\s/>])([A-Za-z][A-Za-z0-9]*)")
 
 # No readable text inside. embed and frame are void in HTML5, but lxml nests what follows them inside
 # them, so dropping those two would drop the rest of the document.
@@ -164,11 +163,22 @@ def text_to_html(text: str) -> str:
 
 
 def _may_nest_deeper_than_allowed(markup: str) -> bool:
-    """An upper bound of the nesting depth from start and end tags alone (void elements excluded), so
-    only markup that might be too deep pays for a full lxml parse. Implied end tags (`<p>`, `<li>`
-    left open) only raise the bound: lxml then decides."""
-    steps = [-1 if end else 1 for end in _START_OR_END_TAG.findall(markup)]
-    return len(steps) > _MAX_DEPTH and max(accumulate(steps)) > _MAX_DEPTH
+    """A bound of the nesting depth from start and end tags alone, so only markup that might be too
+    deep pays for a full lxml parse. An end tag counts only against an open start tag of its name
+    (`<div></b>` repeated nests: a stray end tag closes nothing); void elements never nest; implied
+    end tags (`<p>`, `<li>` left open) only raise the bound, and then lxml decides."""
+    depth = 0
+    unclosed: dict[str, int] = {}
+    for end, name in _START_OR_END_TAG.findall(markup):
+        if not end:
+            unclosed[name] = unclosed.get(name, 0) + 1
+            depth += 1
+            if depth > _MAX_DEPTH:
+                return True
+        elif unclosed.get(name):
+            unclosed[name] -= 1
+            depth -= 1
+    return False
 
 
 def sanitize_html(markup: str, base: str | None) -> str:

@@ -780,7 +780,7 @@ def test_atom_in_an_unknown_namespace_is_read_as_atom(load: Load) -> None:
     feed = load("fidelity/atom_unknown_namespace.xml")
     assert (feed.parser, feed.title, _titles(feed)) == ("fast", "Unknown namespace", ["Still an entry"])
     assert feed.entries[0].link == "https://unknown-ns.example.org/1"
-    assert any("unknown namespace" in w for w in feed.warnings)
+    assert any("unknown namespace 'http://example.com/not-atom/2005'" in w for w in feed.warnings)
 
 
 def test_rss_xhtml_body_and_fullitem_are_content(load: Load) -> None:

@@ -18,8 +18,7 @@ from collections.abc import Iterable
 
 from modules.rss.parse.dates import parse_date
 
-TITLE = ("title", "dc:title", "atom:title")
-TITLE_FALLBACK = ("itunes:title",)  # then normalize takes the first line of the description
+TITLE_FALLBACK = ("itunes:title",)  # after <title>/dc:title/atom:title; then the description's first line
 PUBLISHED = ("pubdate", "dcterms:issued", "atom:published", "atom:issued", "dcterms:created", "atom:created")
 UPDATED = ("dc:date", "atom:updated", "atom:modified", "dcterms:modified")
 AUTHORS = ("author", "dc:creator", "itunes:author", "atom:author")

@@ -410,10 +410,11 @@ def _feed_from_root(root: etree._Element, url: str) -> RawFeed:
     if key in ("atom:feed", "atom:entry", "feed"):
         return _atom_feed(root, url, single_entry=key == "atom:entry")
     if key.endswith("}feed"):  # Atom in a namespace of its own making: read it as Atom
-        _move_to_atom(root, etree.QName(root).namespace or "")
+        namespace = etree.QName(root).namespace or ""
+        _move_to_atom(root, namespace)
         raw = _atom_feed(root, url, single_entry=False)
         raw.format = "atom"  # no version can be told
-        raw.warnings.append(f"Atom feed in the unknown namespace {etree.QName(root).namespace!r}")
+        raw.warnings.append(f"Atom feed in the unknown namespace {namespace!r}")
         return raw
     if key in ("html", "xhtml:html"):
         for el in root.iter("rss", f"{{{ATOM10}}}feed", f"{{{RDF}}}RDF"):
