@@ -29,7 +29,8 @@ class Entry:
     title: str  # plain text, may be ""
     link: str | None  # absolute http(s), tracking parameters removed
     authors: list[str] = field(default_factory=list)
-    categories: list[str] = field(default_factory=list)
+    categories: list[str] = field(default_factory=list)  # Atom terms, RSS categories, keywords
+    category_labels: dict[str, str] = field(default_factory=dict)  # Atom term → label, when they differ
     enclosures: list[Enclosure] = field(default_factory=list)
     image: str | None = None  # media:thumbnail / itunes:image / JSON image
     duration_seconds: int | None = None  # itunes:duration

@@ -18,6 +18,7 @@ from host.net.fetcher import Fetcher, FetchResult
 from host.runtime import Host
 from modules.rss import store
 from modules.rss.enrich import fulltext, summarize
+from modules.rss.enrich.article_meta import ArticleMeta, article_metadata
 from modules.rss.ingest import poll
 from modules.rss.model import Entry
 from modules.rss.search.query import SearchQuery, search
@@ -439,3 +440,68 @@ async def test_one_document_text_a_word_only_in_the_article_is_searched_embedded
     assert [r.title for r in found.results] == ["Queues"] and "dozens" in found.results[0].snippet
     await embed_all(ctx)
     assert BLOG_BODY in fake_ai.embedded_inputs()[-1]
+
+
+# -- article metadata (issue 14) -------------------------------------------------------------------
+def test_article_metadata_prefers_json_ld() -> None:
+    got = fulltext.extract_article(
+        article("metadata_jsonld.html"), url="https://x.example/", content_type=None
+    )
+    assert got.meta == ArticleMeta(
+        "Batteries in the basement", "Ines Okafor", datetime(2024, 3, 5, 6, 30, tzinfo=UTC)
+    )
+
+
+def test_article_metadata_from_meta_tags_skips_urls_as_authors() -> None:
+    meta = article_metadata(article("metadata_meta.html").decode())
+    assert meta == ArticleMeta("Heat pumps, explained", "Sam Lee", datetime(2024, 4, 9, tzinfo=UTC))
+
+
+@pytest.mark.parametrize(
+    ("page", "expected"),
+    [
+        ("<title> Only  a title </title><p>x</p>", ArticleMeta("Only a title")),
+        (
+            '<article><time datetime="2024-01-02T03:04:05Z">Jan 2</time></article>',
+            ArticleMeta(published=datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)),
+        ),
+        (
+            '<time datetime="2020-01-01">old</time><time pubdate datetime="2024-05-06">x</time>',
+            ArticleMeta(published=datetime(2024, 5, 6, tzinfo=UTC)),
+        ),
+        ('<script type="application/ld+json">{"@type": "Article", "headline": [1]', ArticleMeta()),
+        ("", ArticleMeta()),
+    ],
+)
+def test_article_metadata_fallbacks(page: str, expected: ArticleMeta) -> None:
+    assert article_metadata(page) == expected
+
+
+async def test_article_metadata_stands_in_for_what_the_feed_left_out(
+    host: Host, feed_server: FeedServer
+) -> None:
+    feed_server.route("/robots.txt", Route(status=404))
+    feed_server.route("/bare", Route(body=article("metadata_jsonld.html"), headers=HTML_UTF8))
+    feed_server.route("/full", Route(body=article("metadata_jsonld.html"), headers=HTML_UTF8))
+    bare = dataclasses.replace(
+        make_entry("bare", link=feed_server.url("/bare")), title="", published=None, date_uncertain=True
+    )
+    full = dataclasses.replace(make_entry("full", link=feed_server.url("/full")), authors=["Feed Author"])
+    await add_feed(host, [bare, full], full_text=True)
+    assert (await run_fulltext(await module_ctx(host)))["done"] == 2
+
+    rows = {
+        r["guid"]: r
+        for r in await host.require_pool().fetch(
+            """SELECT e.guid, e.title, e.published, t.best_title, t.best_authors, t.best_published
+               FROM mod_rss.entry_text t JOIN mod_rss.entries e ON e.id = t.entry_id"""
+        )
+    }
+    assert (rows["bare"]["title"], rows["bare"]["published"]) == ("", None)  # the entry keeps the feed's
+    assert (rows["bare"]["best_title"], rows["bare"]["best_authors"], rows["bare"]["best_published"]) == (
+        "Batteries in the basement",
+        ["Ines Okafor"],
+        datetime(2024, 3, 5, 6, 30, tzinfo=UTC),
+    )
+    assert (rows["full"]["best_title"], rows["full"]["best_authors"]) == ("Entry full", ["Feed Author"])
+    assert rows["full"]["best_published"] == rows["full"]["published"]

@@ -13,6 +13,8 @@ import pytest
 
 from modules.rss.model import Feed
 from modules.rss.parse import FeedParseError, parse_feed
+from modules.rss.parse.encoding import decode
+from modules.rss.parse.lenient import parse_lenient
 
 pytestmark = pytest.mark.corpus
 
@@ -253,3 +255,17 @@ def test_reparsing_gives_the_same_identities_and_hashes(
     assert [(e.guid, e.content_hash) for e in later.entries] == [
         (e.guid, e.content_hash) for e in first.entries
     ]
+
+
+def test_issue_14_defects_seen_in_the_corpus(
+    parsed: dict[str, Feed | FeedParseError], shared_fixtures: Path
+) -> None:
+    """The field-level defects of issue 14 as they showed in real feeds (own fixtures: test_parse_edge_cases)."""
+    titles = [e.title for e in _feed(parsed, "netnewswire/3960.json").entries]
+    assert "Die Rückkehr von <i> und <b>" in titles  # JSON Feed titles are plain text
+    assert _feed(parsed, "netnewswire/cloudblog.rss").entries[0].authors == ["Diane Chaleff"]
+    assert _feed(parsed, "podcast-namespace/example.xml").entries[0].authors == ["John Doe"]
+    # A podcast that needs the feedparser path keeps its audio.
+    decoded = decode((shared_fixtures / "realworld" / "pypodcastparser" / "basic_podcast.rss").read_bytes())
+    raw = parse_lenient(decoded.text, "https://feeds.example.com/basic_podcast.rss")
+    assert [(e.type, e.length) for e in raw.items[0].enclosures] == [("audio/mpeg", "123456")]

@@ -7,7 +7,6 @@ The first group follows the parsing lines of the design doc's testing checklist:
 from __future__ import annotations
 
 import io
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -142,7 +141,9 @@ def test_rss_092_items_without_title_or_link(load: Load) -> None:
     assert feed.format == "rss0.92"
     assert len(feed.entries) == 2
     first = feed.entries[0]
-    assert (first.title, first.link, first.guid_source) == ("", None, "hash")
+    # no <title>: the first line of the description names it (seed 002); identity ignores that name
+    assert first.title == "It's been a few days since I added a song to the Grateful Dead channel."
+    assert (first.link, first.guid_source) == (None, "hash")
     assert first.enclosures == [
         Enclosure("http://www.scripting.com/mp3s/weatherReportDicksPicsVol7.mp3", "audio/mpeg", 6182912)
     ]
@@ -193,7 +194,8 @@ def test_atom_10(load: Load) -> None:
     assert xhtml.published == datetime(2024, 5, 1, 8, 0, tzinfo=UTC)
     assert xhtml.updated == datetime(2024, 5, 1, 11, 30, tzinfo=UTC)
     assert xhtml.authors == ["Mark Writer"]
-    assert xhtml.categories == ["Feeds", "xml"]
+    assert xhtml.categories == ["feeds", "xml"]  # the term; the label is kept beside it
+    assert xhtml.category_labels == {"feeds": "Feeds"}
     assert xhtml.summary_html == "<p>A short summary.</p>"
     assert (
         xhtml.content_text
@@ -498,14 +500,12 @@ _LAUGHS = b"""<?xml version="1.0"?>
 </channel></rss>"""
 
 
-def _bounded(body: bytes, seconds: float = 5.0) -> Feed | FeedParseError:
-    start = time.monotonic()
+def _bounded(body: bytes) -> Feed | FeedParseError:
+    """parse_feed's result or its error; callers assert the output stays small (nothing was expanded)."""
     try:
-        result: Feed | FeedParseError = parse_feed(body, url=URL, now=NOW)
+        return parse_feed(body, url=URL, now=NOW)
     except FeedParseError as exc:
-        result = exc
-    assert time.monotonic() - start < seconds
-    return result
+        return exc
 
 
 def test_billion_laughs_is_not_expanded() -> None:
@@ -552,9 +552,7 @@ def test_feedparser_alone_does_not_expand_entities_or_read_external_ones(tmp_pat
     """The fallback's own behaviour, the reason it is safe to hand it hostile documents."""
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP-SECRET-CONTENT")
-    start = time.monotonic()
     result = feedparser.parse(io.BytesIO(_LAUGHS))
-    assert time.monotonic() - start < 5
     assert all(len(str(e.get("title", ""))) < 1000 for e in result.entries)
     xxe = _external_entity(secret.as_uri())
     result = feedparser.parse(io.BytesIO(xxe))
@@ -664,3 +662,141 @@ def test_nul_characters_never_reach_the_output() -> None:
     xml_body = b'<rss version="2.0"><channel><title>a\x00b</title><item><title>t\x00</title><description>&lt;p&gt;x&amp;#29;y&lt;/p&gt;</description></item></channel></rss>'
     feed = parse_feed(xml_body, url=URL, now=NOW)
     assert (feed.title, feed.entries[0].title, feed.entries[0].content_text) == ("ab", "t", "x y")
+
+
+# --- fidelity (issue 14): one fixture per field-level defect, fixtures/rss/fidelity/ --------------------
+
+
+def test_the_lenient_path_keeps_enclosures(load: Load) -> None:
+    """feedparser computes `enclosures` on access; a plain dict lookup used to find none."""
+    feed = load("fidelity/lenient_podcast.xml")
+    assert feed.parser == "lenient"
+    assert feed.entries[0].enclosures == [Enclosure("https://cdn.example.com/ep1.mp3", "audio/mpeg", 123456)]
+
+
+def test_entries_with_only_an_id_or_a_date_are_kept_for_their_enclosure(load: Load) -> None:
+    feed = load("fidelity/lenient_podcast.xml")
+    assert [[e.url for e in entry.enclosures] for entry in feed.entries[1:]] == [
+        ["https://cdn.example.com/ep2.mp3"],
+        ["https://cdn.example.com/ep3.mp3"],
+    ]
+    assert feed.entries[1].guid == "ep-2"
+    assert feed.entries[2].published == datetime(2024, 5, 6, 10, 0, tzinfo=UTC)
+
+
+def test_a_declared_seven_bit_encoding_is_honoured(load: Load) -> None:
+    """ISO-2022-JP is all ASCII bytes: the declaration must win over the 'it is ASCII' shortcut."""
+    feed = load("fidelity/iso-2022-jp.xml")
+    assert (feed.title, _titles(feed)) == ("日本語のニュース", ["東京の天気は晴れ"])
+
+
+def test_a_seven_bit_encoding_named_by_the_http_header_is_honoured(local_fixtures: Path) -> None:
+    body = (local_fixtures / "rss" / "fidelity" / "iso-2022-jp.xml").read_bytes().split(b"\n", 1)[1]
+    feed = parse_feed(body, url=URL, content_type="application/rss+xml; charset=ISO-2022-JP", now=NOW)
+    assert feed.title == "日本語のニュース"
+
+
+def test_undeclared_thai_is_detected(load: Load) -> None:
+    feed = load("fidelity/tis-620.xml")
+    assert (feed.title, _titles(feed)) == ("ข่าวภาษาไทยวันนี้", ["กรุงเทพมหานครมีฝนตกหนักในวันนี้"])
+
+
+def test_escaped_markup_in_atom_text_and_childless_xhtml_stays_text(load: Load) -> None:
+    feed = load("fidelity/atom_text_constructs.xml")
+    assert feed.title == "Why <marquee> died"
+    xhtml, text = feed.entries
+    assert xhtml.title == "Why <marquee> died"
+    assert xhtml.content_text == "Use <blink> & weep"
+    assert "<blink>" not in (xhtml.content_html or "")
+    assert text.title == "<b>not bold</b> & plain"
+    assert text.content_text == "<b>shown as written</b>"
+    assert text.content_html == "<p>&lt;b&gt;shown as written&lt;/b&gt;</p>"
+
+
+def test_https_spellings_of_namespaces_are_the_same_namespaces(load: Load) -> None:
+    entry = load("fidelity/https_namespaces.xml").entries[0]
+    assert entry.content_html == "<p>The <b>full</b> article.</p>"  # content:encoded beats description
+    assert entry.authors == ["Ada Author"]
+    assert entry.updated == datetime(2024, 5, 3, 10, 0, tzinfo=UTC)
+    assert entry.enclosures == [Enclosure("https://cdn.example.com/video.mp4", "video/mp4", 2048)]
+    assert entry.duration_seconds == 60
+
+
+def test_json_feed_titles_are_plain_text(load: Load) -> None:
+    feed = load("fidelity/jsonfeed_plain_titles.json")
+    assert feed.title == "Plain <titles> & more"
+    assert _titles(feed) == ["Die Rückkehr von <i> und <b>", "Tom & Jerry"]
+
+
+def test_author_names_without_job_titles_or_addresses(load: Load) -> None:
+    feed = load("fidelity/authors.xml")
+    assert [e.authors for e in feed.entries] == [
+        ["Diane Chaleff"],
+        ["John Doe"],
+        ["Jane Roe"],
+        ["Max Mustermann"],
+    ]
+
+
+def test_title_falls_back_to_itunes_title_then_the_first_line_of_the_description(load: Load) -> None:
+    feed = load("fidelity/title_fallbacks.xml")
+    assert _titles(feed) == ["The iTunes title", "First line of the notes"]
+
+
+def test_media_thumbnail_nested_in_media_content_or_group_is_the_image(load: Load) -> None:
+    feed = load("fidelity/media_thumbnails.xml")
+    assert [e.image for e in feed.entries] == [
+        "https://cdn.example.com/1.jpg",
+        "https://cdn.example.com/2.jpg",
+    ]
+
+
+def test_keywords_are_categories(load: Load) -> None:
+    entry = load("fidelity/keywords.xml").entries[0]
+    assert entry.categories == ["News", "science", "space", "rockets", "launch", "news"]
+
+
+def test_atom_categories_keep_term_and_label(load: Load) -> None:
+    entry = load("fidelity/atom_categories.xml").entries[0]
+    assert entry.categories == ["machine-learning", "ai", "python"]
+    assert entry.category_labels == {"machine-learning": "Machine Learning", "ai": "Articles"}
+
+
+def test_dc_date_is_the_update_date_and_the_publication_date_when_alone(load: Load) -> None:
+    only, both = load("fidelity/dates.xml").entries
+    assert (only.published, only.updated) == (datetime(2024, 5, 1, 8, 0, tzinfo=UTC),) * 2
+    assert (both.published, both.updated) == (
+        datetime(2024, 5, 1, 8, 0, tzinfo=UTC),
+        datetime(2024, 5, 2, 9, 30, tzinfo=UTC),
+    )
+
+
+def test_the_latest_of_several_updated_dates_counts(load: Load) -> None:
+    entry = load("fidelity/atom_updated.xml").entries[0]
+    assert entry.updated == datetime(2024, 5, 5, 8, 0, tzinfo=UTC)
+
+
+def test_atom_in_an_unknown_namespace_is_read_as_atom(load: Load) -> None:
+    feed = load("fidelity/atom_unknown_namespace.xml")
+    assert (feed.parser, feed.title, _titles(feed)) == ("fast", "Unknown namespace", ["Still an entry"])
+    assert feed.entries[0].link == "https://unknown-ns.example.org/1"
+    assert any("unknown namespace 'http://example.com/not-atom/2005'" in w for w in feed.warnings)
+
+
+def test_rss_xhtml_body_and_fullitem_are_content(load: Load) -> None:
+    first, second = load("fidelity/rss_body_elements.xml").entries
+    assert first.content_html == "<p>The <b>whole</b> first article.</p>"
+    assert first.summary_html == "Teaser one."
+    assert second.content_html == "<p>The whole second article.</p>"
+
+
+def test_a_feed_without_an_alternate_link_falls_back_to_an_http_id(load: Load) -> None:
+    assert load("fidelity/atom_no_alternate.xml").link == "https://noalt.example.org/"
+    assert load("fidelity/atom_unknown_namespace.xml").link == "https://unknown-ns.example.org/"
+    assert load("atom10.xml").link is not None
+
+
+def test_junk_link_text_never_yields_a_url_with_quotes(load: Load) -> None:
+    link = load("fidelity/junk_link.xml").entries[0].link
+    assert link is not None and '"' not in link and "<" not in link and " " not in link
+    assert link.startswith("https://junk.example.com/a%22")

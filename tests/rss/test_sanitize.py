@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 from hypothesis import given
@@ -101,11 +100,12 @@ def test_text_without_markup_is_returned_as_is() -> None:
 
 def test_deeply_nested_markup_is_bounded() -> None:
     """html5ever is quadratic in nesting depth (20 000 <ul> take seconds): such input keeps its words only."""
-    for markup in ("<ul><li>" * 20_000 + "deep words", "<div>" * 50_000 + "deep words" + "</div>" * 50_000):
-        start = time.monotonic()
-        clean = sanitize_html(markup, BASE)
-        assert time.monotonic() - start < 2
-        assert "<ul" not in clean and "<div" not in clean
+    stray_end_tags = "<div></b>" * 20_000 + "deep words"  # a cheap depth bound must not count </b> as closing
+    for markup in ("<ul><li>" * 20_000 + "deep words", "<div>" * 50_000 + "deep words" + "</div>" * 50_000,
+                   stray_end_tags):  # fmt: skip
+        # The depth pre-check answers before html5ever sees the markup, with the text libxml2 kept (it
+        # stops reading at depth 255, so here none): no markup comes back.
+        assert sanitize_html(markup, BASE) == ""
     moderate = "<div>" * 40 + "kept" + "</div>" * 40 + "<p>x</p>" * 300  # many tags, sane depth
     assert sanitize_html(moderate, BASE).startswith("<div><div>")
 

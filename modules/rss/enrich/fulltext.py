@@ -6,8 +6,9 @@ honoured per origin as RFC 9309 says (4xx: no rules; 5xx or unreachable: stay aw
 reduced to its main content by readability-lxml, then sanitized with the feed content's nh3 policy. A failed
 extraction never touches the feed content: the entry keeps it, the row records why and when to retry.
 
-`mod_rss.entry_text` (migration 0003) gives every entry's best text: the article when extracted, else the
-feed's content_text.
+`mod_rss.entry_text` (migrations 0003, 0006) gives every entry's best text: the article when extracted, else
+the feed's content_text; and its title, authors and publication date, taken from the article page
+(article_meta.py: JSON-LD, OpenGraph, <meta>, <time>) where the feed left them out.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import time
 import urllib.robotparser
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -31,8 +32,9 @@ from host.backoff import Backoff
 from host.module import Job, ModuleContext, Setting
 from host.net.fetcher import Fetcher, FetchResult
 from host.workqueue import WorkQueue
+from modules.rss.enrich.article_meta import ArticleMeta, article_metadata
 from modules.rss.parse.encoding import decode
-from modules.rss.parse.sanitize import html_to_text, sanitize_html
+from modules.rss.parse.sanitize import sanitize_html, sanitized_text
 from modules.rss.subscriptions.discover import looks_like_html
 
 log = logging.getLogger("feedeater.rss.fulltext")
@@ -54,6 +56,7 @@ class Article:
     html: str  # sanitized
     text: str
     words: int
+    meta: ArticleMeta = field(default_factory=ArticleMeta)  # what the page says of itself (JSON-LD, <meta>)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +114,8 @@ def extract_article(page: bytes, *, url: str, content_type: str | None) -> Artic
     except Unparseable as exc:
         raise ExtractionError(f"readability could not parse the page: {exc}") from exc
     html = sanitize_html(main, url)
-    plain = html_to_text(html)
-    return Article(html, plain, len(plain.split()))
+    plain = sanitized_text(html)
+    return Article(html, plain, len(plain.split()), article_metadata(text))
 
 
 def origin(url: str) -> str:
@@ -213,7 +216,8 @@ async def _enqueue(conn: asyncpg.Connection, *, auto_partial: bool, max_age_days
              AND NOT EXISTS (SELECT 1 FROM mod_rss.entry_fulltext ft WHERE ft.entry_id = e.id AND ft.link = e.link)
            ON CONFLICT (entry_id) DO UPDATE SET link = EXCLUDED.link, status = 'pending', attempts = 0,
                next_attempt_at = $2, url = NULL, full_html = NULL, full_text = NULL, word_count = NULL,
-               fetched_at = NULL, error = NULL, updated_at = $2""",
+               fetched_at = NULL, error = NULL, updated_at = $2, article_title = NULL, article_author = NULL,
+               article_published = NULL""",
         auto_partial,
         now,
         max_age_days,
@@ -281,7 +285,8 @@ async def _store(conn: asyncpg.Connection, claim: Claim, outcome: Outcome, now: 
     await conn.execute(
         """UPDATE mod_rss.entry_fulltext SET status = $3, error = $4, next_attempt_at = $5, lease_until = NULL,
                url = coalesce($6, url), full_html = $7, full_text = $8, word_count = $9,
-               fetched_at = CASE WHEN $3 = 'done' THEN $10 ELSE fetched_at END, updated_at = $10
+               fetched_at = CASE WHEN $3 = 'done' THEN $10 ELSE fetched_at END, updated_at = $10,
+               article_title = $11, article_author = $12, article_published = $13
            WHERE entry_id = $1 AND link = $2""",
         claim.entry_id,
         claim.link,
@@ -293,6 +298,9 @@ async def _store(conn: asyncpg.Connection, claim: Claim, outcome: Outcome, now: 
         article.text if article else None,
         article.words if article else None,
         now,
+        article.meta.title if article else None,
+        article.meta.author if article else None,
+        article.meta.published if article else None,
     )
 
 

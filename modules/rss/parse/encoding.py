@@ -28,7 +28,7 @@ _SINGLE_BYTE_PREFIXES = ("cp125", "iso8859", "koi8", "mac-", "cp437", "cp85", "c
 # (mac-cyrillic for windows-1251 text, mac-iceland for latin-1 Portuguese).
 _WEB_CHARSETS = (
     "cp1250", "cp1251", "cp1252", "cp1253", "cp1254", "cp1255", "cp1256", "cp1257", "koi8_r", "koi8_u",
-    "iso8859_2", "gb18030", "big5", "shift_jis", "euc_jp", "euc_kr",
+    "iso8859_2", "gb18030", "big5", "shift_jis", "euc_jp", "euc_kr", "cp874",
 )  # fmt: skip
 # Detectors tell scripts apart well but confuse the Latin code pages with each other (latin-1 Portuguese
 # comes back as cp1257), so a Latin guess is replaced by windows-1252, the de-facto web default.
@@ -38,6 +38,9 @@ _LATIN_GUESSES = frozenset(
 # Python codecs that are no document charset (or decode escapes/markup, like UTF-7's "+ADw-" for "<").
 _NOT_CHARSETS = frozenset({"undefined", "unicode-escape", "raw-unicode-escape", "utf-7", "idna", "punycode"})
 _FALLBACK_ERRORS = "feedeater-cp1252"
+# WHATWG encodings whose text is 7-bit: all-ASCII bytes are no reason to read them as ASCII
+# (ISO-2022-JP switches to JIS X 0208 with "\x1b$B" and writes kanji as pairs of ASCII letters).
+_SEVEN_BIT = frozenset({"iso2022_jp", "iso2022_jp_1", "iso2022_jp_2", "iso2022_jp_ext", "iso2022_kr"})
 
 
 def _cp1252_for_invalid_utf8(err: UnicodeError) -> tuple[str, int]:
@@ -142,6 +145,8 @@ def decode(body: bytes, content_type: str | None = None) -> Decoded:
         if codec:
             break
 
+    if codec in _SEVEN_BIT:
+        return _decode_as(body, codec, warnings)
     if body.isascii():
         return Decoded(body.decode("ascii"), body, codec or "utf-8", tuple(warnings))
     if codec is None or _is_single_byte(codec):

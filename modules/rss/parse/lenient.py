@@ -15,6 +15,7 @@ from urllib.parse import urljoin
 
 import feedparser
 
+from modules.rss.parse.namespaces import canonical_declarations
 from modules.rss.parse.raw import FeedParseError, RawEnclosure, RawFeed, RawItem, RawText
 
 _FORMATS = {
@@ -23,6 +24,10 @@ _FORMATS = {
     "atom01": "atom0.1", "atom02": "atom0.2", "atom03": "atom0.3", "atom10": "atom1.0", "atom": "atom",
 }  # fmt: skip
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>")
+_VOID_END_TAG = re.compile(
+    r"</(?:area|base|br|col|embed|hr|img|input|link|meta|param|source|track|wbr)\s*>", re.IGNORECASE
+)
+_MAILTO_REMNANT = re.compile(r"\s*[(<\[]\s*(?:mailto:)?\s*$")
 _HEADERS = {"content-type": "application/xml; charset=utf-8"}  # the text is already decoded: no re-guessing
 
 
@@ -36,13 +41,16 @@ def _str(value: Any) -> str | None:
     return (value.replace("\x00", "").strip() or None) if isinstance(value, str) else None
 
 
-def _text(detail: Any, base: str) -> RawText | None:
-    """A feedparser *_detail / content dict → RawText."""
+def _text(detail: Any, base: str, *, rss: bool = False) -> RawText | None:
+    """A feedparser *_detail / content dict → RawText. RSS text is HTML whatever feedparser guessed (its
+    guess says text/plain for `&lt;script&gt;`), as on the fast path: only Atom declares types."""
     value = _str(_get(detail, "value"))
     if value is None:
         return None
     kind = str(_get(detail, "type") or "text/html")
-    return RawText(value, "html" in kind, _join(base, _get(detail, "base")))
+    if "xhtml" in kind:  # feedparser writes XHTML's void elements as <br></br>: HTML reads two <br>
+        value = _VOID_END_TAG.sub("", value)
+    return RawText(value, rss or "html" in kind, _join(base, _get(detail, "base")))
 
 
 def _join(base: str, relative: Any) -> str:
@@ -54,14 +62,41 @@ def _join(base: str, relative: Any) -> str:
         return base
 
 
+def _enclosure_links(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """feedparser's `enclosures` exists only through FeedParserDict.__getitem__ (computed from `links`
+    on access), so a plain dict lookup finds none: read the links themselves."""
+    return [link for link in _get(entry, "links") or () if _get(link, "rel") == "enclosure"]
+
+
+def _tags(entry: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
+    """Category terms (keywords included: feedparser files them as tags) and labels that differ."""
+    terms: list[str] = []
+    labels: dict[str, str] = {}
+    for tag in _get(entry, "tags") or ():
+        term, label = _str(_get(tag, "term")), _str(_get(tag, "label"))
+        term = term or label
+        if term:
+            terms.append(term)
+            if label and label != term:
+                labels[term] = label
+    return terms, labels
+
+
+def _person(author: Any) -> str | None:
+    """A name, else the email. feedparser cuts the email out of "Name (mailto:a@b.c)" and leaves
+    "Name (mailto:" as the name: that remnant goes."""
+    name = _str(_get(author, "name"))
+    return (_MAILTO_REMNANT.sub("", name) if name else None) or _str(_get(author, "email"))
+
+
 def _item(entry: dict[str, Any], base: str, is_atom: bool) -> RawItem:
     contents = [c for c in _get(entry, "content") or () if isinstance(c, dict)]
     html_contents = [c for c in contents if "html" in str(_get(c, "type"))]
-    text_contents = [c for c in contents if c not in html_contents]
-    summary = _text(_get(entry, "summary_detail"), base)
+    best_content = html_contents[0] if html_contents else contents[0] if contents else None
+    summary = _text(_get(entry, "summary_detail"), base, rss=not is_atom)
     enclosures = [
         RawEnclosure(_get(e, "href"), _str(_get(e, "type")), _str(_get(e, "length")))
-        for e in _get(entry, "enclosures") or ()
+        for e in _enclosure_links(entry)
         if _str(_get(e, "href"))
     ]
     enclosures += [
@@ -72,6 +107,10 @@ def _item(entry: dict[str, Any], base: str, is_atom: bool) -> RawItem:
         if _str(_get(m, "url"))
     ]
     thumbnails = [_get(t, "url") for t in _get(entry, "media_thumbnail") or () if _str(_get(t, "url"))]
+    categories, labels = _tags(entry)
+    title = _text(_get(entry, "title_detail"), base, rss=not is_atom)
+    if title is None and (itunes_title := _str(_get(entry, "itunes_title"))):
+        title = RawText(itunes_title, True, base)
     image = _get(entry, "image")
     guid, link = _str(_get(entry, "id")), _str(_get(entry, "link"))
     if link == guid and _get(entry, "guidislink"):
@@ -80,19 +119,16 @@ def _item(entry: dict[str, Any], base: str, is_atom: bool) -> RawItem:
         base=_join(base, _get(_get(entry, "title_detail"), "base")),
         guid=guid,
         guid_is_permalink=bool(_get(entry, "guidislink")),
-        title=_text(_get(entry, "title_detail"), base),
+        title=title,
         link=_str(_get(entry, "feedburner_origlink")) or link,
-        content=_text(html_contents[0], base) if html_contents else None,
+        content=_text(best_content, base),
         description=None if is_atom else summary,
-        summary=(summary if is_atom else None) or (_text(text_contents[0], base) if text_contents else None),
+        summary=summary if is_atom else None,
         published=_str(_get(entry, "published")) or _str(_get(entry, "created")),
-        updated=_str(_get(entry, "updated")),
-        authors=[
-            n for a in _get(entry, "authors") or () if (n := _str(_get(a, "name")) or _str(_get(a, "email")))
-        ],
-        categories=[
-            n for t in _get(entry, "tags") or () if (n := _str(_get(t, "label")) or _str(_get(t, "term")))
-        ],
+        updated=_str(_get(entry, "updated")),  # feedparser keeps the last of several
+        authors=[n for a in _get(entry, "authors") or () if (n := _person(a))],
+        categories=categories,
+        category_labels=labels,
         enclosures=enclosures,
         image=(_str(_get(image, "href")) if isinstance(image, dict) else None)
         or (thumbnails[0] if thumbnails else None),
@@ -100,9 +136,15 @@ def _item(entry: dict[str, Any], base: str, is_atom: bool) -> RawItem:
     )
 
 
+def _http_id(feed: dict[str, Any]) -> str | None:
+    """A feed without an alternate link: its id, when that is a web address (as the fast path)."""
+    value = _str(_get(feed, "id"))
+    return value if value and value.lower().startswith(("http://", "https://")) else None
+
+
 def parse_lenient(text: str, url: str) -> RawFeed:
     """Parse a decoded document that is not well-formed XML. Raises FeedParseError if it is no feed."""
-    data = _XML_DECLARATION.sub("", text, count=1).encode("utf-8")
+    data = canonical_declarations(_XML_DECLARATION.sub("", text, count=1)).encode("utf-8")
     try:
         result = feedparser.parse(
             io.BytesIO(data), response_headers=_HEADERS, sanitize_html=False, resolve_relative_uris=False
@@ -121,9 +163,9 @@ def parse_lenient(text: str, url: str) -> RawFeed:
         format=_FORMATS.get(version, version or "rss"),
         parser="lenient",
         base=url,
-        title=_text(_get(feed, "title_detail"), url),
-        link=_str(_get(feed, "link")),
-        description=_text(_get(feed, "subtitle_detail"), url),
+        title=_text(_get(feed, "title_detail"), url, rss=not is_atom),
+        link=_str(_get(feed, "link")) or _http_id(feed),
+        description=_text(_get(feed, "subtitle_detail"), url, rss=not is_atom),
         language=_str(_get(feed, "language")),
         image=(_str(_get(image, "href")) if isinstance(image, dict) else None) or _str(_get(feed, "logo")),
         ttl=_str(_get(feed, "ttl")),

@@ -17,7 +17,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 from modules.rss.model import Enclosure, Entry, Feed
 from modules.rss.parse.dates import parse_date
 from modules.rss.parse.raw import RawEnclosure, RawFeed, RawItem, RawText
-from modules.rss.parse.sanitize import html_to_text, plain_text, sanitize_html, text_to_html
+from modules.rss.parse.sanitize import html_to_text, plain_text, sanitize_html, sanitized_text, text_to_html
 
 WORDS_PER_MINUTE = 230
 FUTURE_TOLERANCE = timedelta(minutes=5)  # clock skew between publisher and us is not "future"
@@ -39,9 +39,11 @@ _TRUNCATION_MARKER = re.compile(
     re.IGNORECASE,
 )
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")  # no spaces between words: count characters
+# RSS: "a@b.c (Name)"; in practice also "Name <a@b.c>", "Name (a@b.c)", "Name (mailto:a@b.c)"
 _EMAIL_WITH_NAME = re.compile(
-    r"^\S+@\S+\s*\((.+)\)$|^(.+?)\s*<\S+@\S+>$"
-)  # RSS: "a@b.c (Name)", "Name <a@b.c>"
+    r"^(?:mailto:)?\S+@\S+\s*\((.+)\)$|^(.+?)\s*(?:<(?:mailto:)?\S+@\S+>|\((?:mailto:)?\S+@\S+\))$"
+)
+_TITLE_FROM_TEXT_CHARS = 200  # a title made from the first line of the description is cut to this
 _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
@@ -66,7 +68,7 @@ def clean_url(value: str | None, base: str | None = None) -> str | None:
     value = value.strip()
     if "\n" in value or "\r" in value or "\t" in value:
         value = _URL_WHITESPACE.sub("", value)
-    value = value.replace(" ", "%20")
+    value = value.replace(" ", "%20").replace('"', "%22").replace("<", "%3C").replace(">", "%3E")
     simple = _SIMPLE_URL.match(value)
     if simple and not _TRACKING_HINT.search(value, simple.end()):
         return value  # already clean: the common case, without urllib's cost
@@ -160,6 +162,14 @@ def _author_names(values: list[str]) -> list[str]:
     return _dedupe(names)
 
 
+def _title_from_text(text: str) -> str:
+    """Seed 002: an item without a title is named by the first line of its description."""
+    line = text.split("\n", 1)[0].strip()
+    if len(line) <= _TITLE_FROM_TEXT_CHARS:
+        return line
+    return line[:_TITLE_FROM_TEXT_CHARS].rsplit(" ", 1)[0] + "…"
+
+
 def _enclosures(raw: list[RawEnclosure], base: str) -> list[Enclosure]:
     found: dict[str, Enclosure] = {}
     for e in raw:
@@ -218,7 +228,7 @@ def _html_and_text_of(text: RawText) -> tuple[str, str]:
     """Sanitized HTML and its plain text (what a reader sees, as text)."""
     if text.html:
         html = sanitize_html(text.value, text.base)
-        return html, html_to_text(html)
+        return html, sanitized_text(html)
     return text_to_html(text.value), plain_text(text.value)
 
 
@@ -269,11 +279,18 @@ def _entry(
     best = slots[best_index] if best_index < len(slots) else None
     excerpt = next((s for s in (item.description, item.summary) if s is not None and s is not best), None)
     content_html, content_text = _html_and_text_of(best) if best is not None else ("", "")
-    summary_html = _html_of(excerpt) if excerpt is not None else ""
+    same_text = excerpt is not None and best is not None and excerpt.value == best.value  # itunes:summary
+    summary_html = _html_of(excerpt) if excerpt is not None and not same_text else ""
     if summary_html == content_html:
         summary_html = ""
     if not (title or link or content_html or enclosures):
         return None
+    shown_title = title
+    if not title:  # identity and hash keep the empty title: the fallback is derived from hashed content
+        described = item.description or item.summary
+        shown_title = _title_from_text(
+            content_text if described is None or described is best else _html_and_text_of(described)[1]
+        )
 
     published = _date(item.published, problems)
     updated = _date(item.updated, problems)
@@ -283,10 +300,11 @@ def _entry(
     return Entry(
         guid=guid,
         guid_source=guid_source,
-        title=title,
+        title=shown_title,
         link=link,
         authors=_author_names(item.authors) or list(inherited_authors),
         categories=_dedupe(item.categories),
+        category_labels=dict(item.category_labels),
         enclosures=enclosures,
         image=_image(item, enclosures),
         duration_seconds=parse_duration(item.duration),

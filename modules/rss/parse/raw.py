@@ -48,7 +48,8 @@ class RawItem:
     published: str | None = None
     updated: str | None = None
     authors: list[str] = field(default_factory=list)
-    categories: list[str] = field(default_factory=list)
+    categories: list[str] = field(default_factory=list)  # terms (Atom), texts (RSS), keywords
+    category_labels: dict[str, str] = field(default_factory=dict)  # Atom term → its differing label
     enclosures: list[RawEnclosure] = field(default_factory=list)
     image: str | None = None
     duration: str | None = None  # itunes:duration as written ("1:02:03", "3723", ...)

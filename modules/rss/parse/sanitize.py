@@ -28,6 +28,9 @@ _URL_SCHEMES = frozenset({"http", "https", "mailto"})
 _MANY_TAGS = 256
 _MAX_DEPTH = 64
 _TOO_DEEP = "body" + "/*" * _MAX_DEPTH  # ElementPath: some element this deep exists
+_VOID = ("area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
+         "track", "wbr")  # fmt: skip
+_START_OR_END_TAG = re.compile(rf"<(/?)(?!(?:{'|'.join(_VOID)})[\s/>])([A-Za-z][A-Za-z0-9]*)")
 
 # No readable text inside. embed and frame are void in HTML5, but lxml nests what follows them inside
 # them, so dropping those two would drop the rest of the document.
@@ -38,6 +41,11 @@ _BLOCKS = (
     "address", "hr", "details", "summary", "form", "fieldset",
 )  # fmt: skip
 _LINES = ("br", "li", "dt", "dd", "td", "th", "caption")
+# Tags as html5ever serializes them (lower-case names, double-quoted attribute values that may hold ">")
+_ATTRIBUTES = r'[^>"]*(?:"[^"]*"[^>"]*)*>'
+_BLOCK_TAG = re.compile(rf"</?(?:{'|'.join(_BLOCKS)})(?=[\s/>]){_ATTRIBUTES}")
+_LINE_TAG = re.compile(rf"(?:</(?:{'|'.join(_LINES)})|<br(?=[\s/>])){_ATTRIBUTES}")
+_ANY_TAG = re.compile(rf"</?[A-Za-z][A-Za-z0-9]*{_ATTRIBUTES}")
 _PARAGRAPH, _LINE = "\ue000", "\ue001"  # private-use sentinels: str.split() does not treat them as space
 _PARAGRAPHS = re.compile(r"\n\s*\n")
 _NOT_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -88,7 +96,12 @@ def _tree_text(root: etree._Element) -> str:
         el.tail = _PARAGRAPH + (el.tail or "")
     for el in root.iter(*_LINES):
         el.tail = _LINE + (el.tail or "")
-    text = " ".join(etree.tostring(root, method="text", encoding="unicode").split())
+    return _layout(etree.tostring(root, method="text", encoding="unicode"))
+
+
+def _layout(marked: str) -> str:
+    """Text with paragraph/line sentinels → single spaces, "\n" lines, "\n\n" paragraphs."""
+    text = " ".join(marked.split())
     paragraphs = []
     for paragraph in text.split(_PARAGRAPH):
         if _LINE in paragraph:
@@ -124,6 +137,19 @@ def html_to_text(markup: str) -> str:
     return _markup_text(markup)
 
 
+def sanitized_text(clean: str) -> str:
+    """html_to_text of sanitize_html's output, without building a tree (the hot path of normalizing).
+
+    nh3 serializes a parsed tree: every `<` in it starts a tag (text has `&lt;`), attribute values are
+    double-quoted with `&quot;` inside, comments and script/style/... contents are gone, and every
+    non-void element has its end tag. So tags can be read with one regular expression; the breaks are
+    the same as _tree_text's (block: before its content and after its end; line: after its end)."""
+    if not _needs_markup_handling(clean):
+        return " ".join(clean.split())
+    marked = _LINE_TAG.sub(_LINE, _BLOCK_TAG.sub(_PARAGRAPH, clean))
+    return _layout(htmllib.unescape(_ANY_TAG.sub("", marked)))
+
+
 def plain_text(text: str) -> str:
     """Plain text normalized like html_to_text's output (paragraphs kept, other whitespace collapsed)."""
     paragraphs = (" ".join(p.split()) for p in _PARAGRAPHS.split(text))
@@ -136,11 +162,30 @@ def text_to_html(text: str) -> str:
     return "".join(f"<p>{htmllib.escape(p).replace(chr(10), '<br>')}</p>" for p in paragraphs if p)
 
 
+def _may_nest_deeper_than_allowed(markup: str) -> bool:
+    """A bound of the nesting depth from start and end tags alone, so only markup that might be too
+    deep pays for a full lxml parse. An end tag counts only against an open start tag of its name
+    (`<div></b>` repeated nests: a stray end tag closes nothing); void elements never nest; implied
+    end tags (`<p>`, `<li>` left open) only raise the bound, and then lxml decides."""
+    depth = 0
+    unclosed: dict[str, int] = {}
+    for end, name in _START_OR_END_TAG.findall(markup):
+        if not end:
+            unclosed[name] = unclosed.get(name, 0) + 1
+            depth += 1
+            if depth > _MAX_DEPTH:
+                return True
+        elif unclosed.get(name):
+            unclosed[name] -= 1
+            depth -= 1
+    return False
+
+
 def sanitize_html(markup: str, base: str | None) -> str:
     """Allowlist-sanitize an HTML fragment, resolving relative href/src against `base`."""
     if not _needs_markup_handling(markup):
         return markup.strip()  # no tag and no entity: already safe, and the common case for short fields
-    if markup.count("<") > _MANY_TAGS:
+    if markup.count("<") > _MANY_TAGS and _may_nest_deeper_than_allowed(markup):
         root = _parse_html(markup)
         if root is None:
             return ""

@@ -19,34 +19,14 @@ from urllib.parse import urljoin
 
 from lxml import etree
 
+from modules.rss.parse import fields
+from modules.rss.parse.namespaces import ATOM03, ATOM10, CANONICAL, RDF, RSS090, prefix_of
 from modules.rss.parse.raw import FeedParseError, RawEnclosure, RawFeed, RawItem, RawText
 
 XMLSyntaxError = etree.XMLSyntaxError
 
 _XML_BASE = "{http://www.w3.org/XML/1998/namespace}base"
 _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
-_ATOM10 = "http://www.w3.org/2005/Atom"
-_ATOM03 = "http://purl.org/atom/ns#"
-_RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
-_RSS090 = "http://my.netscape.com/rdf/simple/0.9/"
-_PREFIXES = {  # lower-cased namespace URI without trailing slash → canonical prefix ("" = plain RSS)
-    "http://purl.org/rss/1.0/modules/content": "content",
-    "http://purl.org/dc/elements/1.1": "dc",
-    "http://purl.org/dc/terms": "dcterms",
-    "http://search.yahoo.com/mrss": "media",
-    "http://www.itunes.com/dtds/podcast-1.0.dtd": "itunes",
-    "http://www.google.com/schemas/play-podcasts/1.0": "googleplay",
-    "https://podcastindex.org/namespace/1.0": "podcast",
-    "http://rssnamespace.org/feedburner/ext/1.0": "feedburner",
-    "http://www.w3.org/2005/atom": "atom",
-    "http://purl.org/atom/ns#": "atom",
-    "http://www.w3.org/1999/02/22-rdf-syntax-ns#": "rdf",
-    "http://www.w3.org/1999/xhtml": "xhtml",
-    "http://purl.org/rss/1.0": "",
-    "http://my.netscape.com/rdf/simple/0.9": "",
-    "http://backend.userland.com/rss2": "",
-    "http://blogs.law.harvard.edu/tech/rss": "",
-}
 # <content xmlns="http://purl.org/rss/1.0/modules/content/"> means content:encoded (design doc).
 _ALIASES = {"content:content": "content:encoded"}
 _TEXT_TYPES = ("text", "text/plain")
@@ -64,7 +44,7 @@ class _Keys(dict[str, str]):
             key = self.bare + tag.lower()
         else:
             uri, local = tag[1:].split("}", 1)
-            prefix = _PREFIXES.get(uri.lower().rstrip("/"))
+            prefix = prefix_of(uri)
             if prefix is None:
                 key = f"{{{uri}}}{local.lower()}"  # a namespace no field is read from
             else:
@@ -168,10 +148,13 @@ def _href(el: etree._Element, attr: str, base: str) -> str | None:
         return value
 
 
-def _markup(el: etree._Element) -> str:
-    """Inner content as HTML: the text (CDATA or escaped markup), or serialized child elements."""
+def _markup(el: etree._Element, *, xml: bool = False) -> str:
+    """Inner content as HTML: the text (CDATA or escaped markup), or serialized child elements.
+
+    `xml`: the content is markup itself (Atom type="xhtml"), so its text is text even without child
+    elements: `&lt;marquee&gt;` there means the characters, not a tag."""
     if len(el) == 0:
-        return el.text or ""
+        return html.escape(el.text or "", quote=False) if xml else el.text or ""
     for node in el.iterdescendants():
         if isinstance(node.tag, str) and node.tag[0] == "{":
             node.tag = node.tag.split("}", 1)[1]  # XHTML elements: serialize as plain HTML
@@ -203,7 +186,7 @@ def _atom_text(el: etree._Element | None, base: str) -> RawText | None:
     elif "xhtml" in kind or mode == "xml":
         divs = [child for child in el if isinstance(child.tag, str)]
         only = divs[0] if len(divs) == 1 and etree.QName(divs[0]).localname == "div" else el
-        value, is_html = _markup(only), True
+        value, is_html = _markup(only, xml=True), True
     elif "html" in kind or mode == "escaped":
         value, is_html = _markup(el), True
     elif kind in _TEXT_TYPES or kind.startswith("text/"):
@@ -211,6 +194,12 @@ def _atom_text(el: etree._Element | None, base: str) -> RawText | None:
     else:
         return None  # binary media in <content>: nothing to show as text
     return RawText(value, is_html, base) if value.strip() else None
+
+
+def _atom_id_link(c: Children) -> str | None:
+    """A feed without an alternate link: its atom:id, when that is a web address."""
+    value = _first_text(c, "atom:id")
+    return value if value and value.lower().startswith(("http://", "https://")) else None
 
 
 def _atom_link(c: Children, base: str) -> str | None:
@@ -226,24 +215,31 @@ def _atom_link(c: Children, base: str) -> str | None:
     return None
 
 
+def _person(el: etree._Element) -> str:
+    """A person element's name: Atom <name> (else email, uri), or the text of a childless element.
+    RSS <author> with children (<name>, <title>, ...) is read like an Atom person."""
+    if len(el) == 0:
+        return (el.text or "").strip()
+    sub = _children(el, _ATOM_KEYS)
+    return _first_text(sub, "atom:name", "atom:email", "atom:uri") or _text(el)
+
+
 def _authors(c: Children) -> list[str]:
-    names: list[str] = []
-    for key in ("author", "dc:creator", "itunes:author", "atom:author"):
-        for el in c.get(key, ()):
-            if key == "atom:author":
-                sub = _children(el, _ATOM_KEYS)
-                name = _first_text(sub, "atom:name", "atom:email", "atom:uri") or _text(el)
-            else:
-                name = _text(el)
-            if name:
-                names.append(name)
-    return names
+    return [name for key in fields.AUTHORS for el in c.get(key, ()) if (name := _person(el))]
 
 
-def _categories(c: Children) -> list[str]:
-    found = [_text(el) for key in ("category", "dc:subject") for el in c.get(key, ())]
-    found += [(el.get("label") or el.get("term") or _text(el)).strip() for el in c.get("atom:category", ())]
-    return [name for name in found if name]
+def _categories(c: Children) -> tuple[list[str], dict[str, str]]:
+    """Category names, Atom terms and keywords; and the Atom labels that differ from their terms."""
+    found = [_text(el) for key in fields.CATEGORIES for el in c.get(key, ())]
+    labels: dict[str, str] = {}
+    for el in c.get("atom:category", ()):
+        term, label = (el.get("term") or "").strip(), (el.get("label") or "").strip()
+        term = term or label or _text(el)
+        found.append(term)
+        if label and label != term:
+            labels[term] = label
+    found += fields.split_keywords(_text(el) for key in fields.KEYWORDS for el in c.get(key, ()))
+    return [name for name in found if name], labels
 
 
 def _enclosures(c: Children, base: str) -> list[RawEnclosure]:
@@ -277,33 +273,47 @@ def _image(c: Children, base: str) -> str | None:
             url = _href(el, attr, base) or _first_text(_children(el, _RSS_KEYS), "url") or _text(el)
             if url:
                 return url
+    for el in c.get("media:content", ()):  # <media:content><media:thumbnail url=".."/></media:content>
+        nested = _children(el, _RSS_KEYS).get("media:thumbnail") if len(el) else None
+        if nested and (image := _image({"media:thumbnail": nested}, base)):
+            return image
     return None
+
+
+def _dates(c: Children) -> tuple[str | None, str | None]:
+    """(published, updated) as written, by the shared mapping (fields.PUBLISHED, fields.UPDATED)."""
+    updated = fields.latest(_text(el) for key in fields.UPDATED for el in c.get(key, ()))
+    return _first_text(c, *fields.PUBLISHED), updated
 
 
 def _rss_item(el: etree._Element, feed_base: str) -> RawItem:
     base = _base(el, feed_base)
     c = _children(el, _RSS_KEYS)
     guid_el = _first(c, "guid")
-    guid = _text(guid_el) or _first_text(c, "atom:id") or (el.get(f"{{{_RDF}}}about") or "").strip()
+    guid = _text(guid_el) or _first_text(c, "atom:id") or (el.get(f"{{{RDF}}}about") or "").strip()
     title_el = _first(c, "title", "dc:title")
+    title = _html(title_el, base) if title_el is not None else _atom_text(_first(c, "atom:title"), base)
+    published, updated = _dates(c)
+    categories, labels = _categories(c)
     return RawItem(
         base=base,
         guid=guid or None,
         guid_is_permalink=guid_el is not None
         and (guid_el.get("isPermaLink") or "true").strip().lower() == "true",
-        title=_html(title_el, base) if title_el is not None else _atom_text(_first(c, "atom:title"), base),
+        title=title or _html(_first(c, *fields.TITLE_FALLBACK), base),
         link=_first_text(c, "feedburner:origlink")
         or _link(_first(c, "link"), "href", base)
         or _atom_link(c, base),
-        content_encoded=_html(_first(c, "content:encoded"), base),
+        content_encoded=_html(_first(c, *fields.CONTENT_ENCODED), base),
         content=_atom_text(_first(c, "atom:content"), base),
-        description=_html(_first(c, "description", "dc:description"), base),
+        description=_html(_first(c, *fields.DESCRIPTION), base),
         summary=_atom_text(_first(c, "atom:summary"), base)
         or _html(_first(c, "itunes:summary", "media:description"), base),
-        published=_first_text(c, "pubdate", "dc:date", "dcterms:issued", "dcterms:created", "atom:published"),
-        updated=_first_text(c, "atom:updated", "dcterms:modified"),
+        published=published,
+        updated=updated,
         authors=_authors(c),
-        categories=_categories(c),
+        categories=categories,
+        category_labels=labels,
         enclosures=_enclosures(c, base),
         image=_image(c, base),
         duration=_first_text(c, "itunes:duration"),
@@ -313,18 +323,21 @@ def _rss_item(el: etree._Element, feed_base: str) -> RawItem:
 def _atom_entry(el: etree._Element, feed_base: str) -> RawItem:
     base = _base(el, feed_base)
     c = _children(el, _ATOM_KEYS)
+    published, updated = _dates(c)
+    categories, labels = _categories(c)
     return RawItem(
         base=base,
         guid=_first_text(c, "atom:id"),
-        title=_atom_text(_first(c, "atom:title"), base),
+        title=_atom_text(_first(c, "atom:title"), base) or _html(_first(c, *fields.TITLE_FALLBACK), base),
         link=_first_text(c, "feedburner:origlink") or _atom_link(c, base),
         content=_atom_text(_first(c, "atom:content"), base),
         content_encoded=_html(_first(c, "content:encoded"), base),
         summary=_atom_text(_first(c, "atom:summary"), base) or _html(_first(c, "media:description"), base),
-        published=_first_text(c, "atom:published", "atom:issued", "atom:created", "dc:date"),
-        updated=_first_text(c, "atom:updated", "atom:modified"),
+        published=published,
+        updated=updated,
         authors=_authors(c),
-        categories=_categories(c),
+        categories=categories,
+        category_labels=labels,
         enclosures=_enclosures(c, base),
         image=_image(c, base),
         duration=_first_text(c, "itunes:duration"),
@@ -340,7 +353,7 @@ def _rss_feed(root: etree._Element, key: str, url: str) -> RawFeed:
         base = _base(channel, base)
     if key == "rdf:rdf":
         namespaces = {child.tag.split("}")[0][1:] for child in root if isinstance(child.tag, str)}
-        fmt = "rss0.90" if _RSS090 in namespaces else "rss1.0"
+        fmt = "rss0.90" if RSS090 in namespaces else "rss1.0"
     else:
         version = (root.get("version") or "").strip()
         fmt = f"rss{version}" if re.fullmatch(r"\d\.\d{1,2}", version) else "rss"
@@ -353,7 +366,7 @@ def _rss_feed(root: etree._Element, key: str, url: str) -> RawFeed:
         base=base,
         title=_html(_first(c, "title", "dc:title"), base),
         link=_link(_first(c, "link"), "href", base) or _atom_link(c, base),
-        description=_html(_first(c, "description", "dc:description", "itunes:summary"), base),
+        description=_html(_first(c, *fields.DESCRIPTION, "itunes:summary"), base),
         language=_first_text(c, "language", "dc:language") or root.get(_XML_LANG),
         image=image or _image(c, base),
         ttl=_first_text(c, "ttl"),
@@ -366,8 +379,8 @@ def _rss_feed(root: etree._Element, key: str, url: str) -> RawFeed:
 def _atom_feed(root: etree._Element, url: str, *, single_entry: bool) -> RawFeed:
     base = _base(root, url)
     namespace = etree.QName(root).namespace
-    fmt = "atom0.3" if namespace == _ATOM03 else "atom1.0"
-    warnings = [] if namespace in (_ATOM10, _ATOM03) else ["Atom feed without the Atom namespace"]
+    fmt = "atom0.3" if namespace == ATOM03 else "atom1.0"
+    warnings = [] if namespace in (ATOM10, ATOM03) else ["Atom feed without the Atom namespace"]
     if single_entry:
         warnings.append("document is a single Atom entry")
         return RawFeed(
@@ -380,7 +393,7 @@ def _atom_feed(root: etree._Element, url: str, *, single_entry: bool) -> RawFeed
         parser="fast",
         base=base,
         title=_atom_text(_first(c, "atom:title"), base),
-        link=_atom_link(c, base),
+        link=_atom_link(c, base) or _atom_id_link(c),
         description=_atom_text(_first(c, "atom:subtitle", "atom:tagline"), base),
         language=root.get(_XML_LANG),
         image=_first_text(c, "atom:logo", "atom:icon") or _image(c, base),
@@ -396,13 +409,28 @@ def _feed_from_root(root: etree._Element, url: str) -> RawFeed:
         return _rss_feed(root, key, url)
     if key in ("atom:feed", "atom:entry", "feed"):
         return _atom_feed(root, url, single_entry=key == "atom:entry")
+    if key.endswith("}feed"):  # Atom in a namespace of its own making: read it as Atom
+        namespace = etree.QName(root).namespace or ""
+        _move_to_atom(root, namespace)
+        raw = _atom_feed(root, url, single_entry=False)
+        raw.format = "atom"  # no version can be told
+        raw.warnings.append(f"Atom feed in the unknown namespace {namespace!r}")
+        return raw
     if key in ("html", "xhtml:html"):
-        for el in root.iter("rss", f"{{{_ATOM10}}}feed", f"{{{_RDF}}}RDF"):
+        for el in root.iter("rss", f"{{{ATOM10}}}feed", f"{{{RDF}}}RDF"):
             raw = _feed_from_root(el, url)
             raw.warnings.append("feed embedded in an (X)HTML page")
             return raw
         raise FeedParseError("document is an HTML page, not a feed")
     raise FeedParseError(f"root element <{etree.QName(root).localname}> is not RSS, RDF or Atom")
+
+
+def _move_to_atom(root: etree._Element, namespace: str) -> None:
+    """Rename every element of `namespace` into the Atom namespace (rare documents, one pass)."""
+    prefix = f"{{{namespace}}}"
+    for el in root.iter():
+        if isinstance(el.tag, str) and el.tag.startswith(prefix):
+            el.tag = f"{{{ATOM10}}}{el.tag[len(prefix) :]}"
 
 
 def _inline_entity_references(root: etree._Element) -> int:
@@ -452,18 +480,7 @@ _PREFIX_DECL = re.compile(rb"xmlns:([A-Za-z_][\w.-]*)\s*=")
 _ROOT_START = re.compile(rb"<(?![?!])[^\s>/]+")
 _BEFORE_DECLARATION = re.compile(rb"^.{1,4096}?(?=<\?xml\s)", re.DOTALL)  # PHP warnings, comments, blanks
 _NAMESPACE_DECL = re.compile(rb"""(\sxmlns(?::[\w.-]+)?\s*=\s*)(["'])([^"'<>]*?)\2""")
-_KNOWN_URIS = {
-    b"content": b"http://purl.org/rss/1.0/modules/content/",
-    b"dc": b"http://purl.org/dc/elements/1.1/",
-    b"dcterms": b"http://purl.org/dc/terms/",
-    b"media": b"http://search.yahoo.com/mrss/",
-    b"itunes": b"http://www.itunes.com/dtds/podcast-1.0.dtd",
-    b"googleplay": b"http://www.google.com/schemas/play-podcasts/1.0",
-    b"podcast": b"https://podcastindex.org/namespace/1.0",
-    b"atom": b"http://www.w3.org/2005/Atom",
-    b"feedburner": b"http://rssnamespace.org/feedburner/ext/1.0",
-    b"rdf": _RDF.encode(),
-}
+_KNOWN_URIS = {prefix.encode(): uri.encode() for prefix, uri in CANONICAL.items()}
 
 
 def _fix_ampersand(m: re.Match[bytes]) -> bytes:
