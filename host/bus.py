@@ -14,6 +14,7 @@ from nats.js import JetStreamContext
 from nats.js.api import StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
+from host.backoff import Backoff
 from host.errors import UserError
 from host.events import STREAM, STREAM_SUBJECTS
 
@@ -126,7 +127,7 @@ class BusLink:
 
     async def attach(self, stop: asyncio.Event, *, max_delay: float = 30.0) -> bool:
         """Connect with growing pauses until connected (True) or `stop` (False); nats-py reconnects after."""
-        delay = 0.5
+        backoff, attempts = Backoff(0.5, max_delay), 0
         while not stop.is_set():
             nc: Client | None = None
             try:
@@ -143,12 +144,13 @@ class BusLink:
                 self.attached.set()
                 log.info("attached to NATS at %s", self.url)
                 return True
+            attempts += 1
+            delay = backoff.delay(attempts)
             log.warning(
                 "NATS not available (%s); events wait in the outbox; retrying in %.1fs", self.problem, delay
             )
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=delay)
-            delay = min(delay * 2, max_delay)
         return False
 
     def trouble(self) -> str | None:

@@ -24,6 +24,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StorageType, S
 from nats.js.errors import NotFoundError
 from prometheus_client import Counter, Gauge
 
+from host.backoff import Backoff
 from host.events import STREAM
 from host.module import ModuleContext, ReceivedEvent, Subscription
 from host.supervise import Unit
@@ -65,9 +66,12 @@ def dlq_subject(module: str, sub: Subscription) -> str:
     return f"feedeater.dlq.{module}.{sub.name}"
 
 
+REDELIVERY = Backoff(2, 60)
+
+
 def retry_delay(delivery: int) -> float:
     """Wait before redelivering a failed event: 2 s, 4 s, 8 s … capped at 60 s (pure)."""
-    return float(min(2**delivery, 60))
+    return REDELIVERY.delay(delivery)
 
 
 async def ensure_dlq_stream(js: JetStreamContext) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import asyncpg
 from pgvector.asyncpg import register_vector
 
+from host.backoff import Backoff
 from host.errors import UserError
 
 log = logging.getLogger("feedeater.db")
@@ -32,12 +33,15 @@ async def connect(url: str, **kwargs: Any) -> asyncpg.Connection:
         ) from None
 
 
+_WAIT = Backoff(0.5, 10.0)
+
+
 async def wait_for(url: str, seconds: float) -> None:
     """Retry an unreachable PostgreSQL with growing pauses for up to `seconds`, logging each attempt;
     then one clear error. Lets `feedeater run` start before (or while) the database comes up."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
-    delay = 0.5
+    attempts = 0
     while True:
         try:
             conn = await asyncpg.connect(url, timeout=10)
@@ -48,7 +52,8 @@ async def wait_for(url: str, seconds: float) -> None:
                     f"cannot connect to PostgreSQL at {redact(url)} after {seconds:g}s: {exc}",
                     "start the database or check FEEDEATER_DATABASE_URL; FEEDEATER_DB_WAIT_SECONDS sets the wait",
                 ) from None
-            pause = min(delay, left)
+            attempts += 1
+            pause = min(_WAIT.delay(attempts), left)
             log.warning(
                 "PostgreSQL at %s unreachable (%s); retrying in %.1fs, giving up in %.0fs",
                 redact(url),
@@ -57,7 +62,6 @@ async def wait_for(url: str, seconds: float) -> None:
                 left,
             )
             await asyncio.sleep(pause)
-            delay = min(delay * 2, 10.0)
         else:
             await conn.close()
             return

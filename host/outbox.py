@@ -20,6 +20,7 @@ import asyncpg
 from nats.js import JetStreamContext
 from prometheus_client import Counter, Gauge
 
+from host.backoff import Backoff
 from host.events import Event, subject
 from host.module import Emit
 
@@ -205,7 +206,7 @@ class Relay:
         gauges_at = 0.0
         try:
             await listener.add_listener(NOTIFY_CHANNEL, on_notify)
-            backoff = self.idle_s
+            backoff, failures = Backoff(self.idle_s, 30.0), 0
             while not stop.is_set():
                 self._wake.clear()
                 started = time.monotonic()
@@ -218,13 +219,14 @@ class Relay:
                     gauges_at = time.monotonic()
                     await self._refresh_gauges(listener)
                 if published:
-                    backoff = self.idle_s
+                    failures = 0
                     continue
                 if self._last_error:
-                    log.warning("outbox relay: %s; retrying in %.1fs", self._last_error, backoff)
+                    failures += 1
+                    delay = backoff.delay(failures)
+                    log.warning("outbox relay: %s; retrying in %.1fs", self._last_error, delay)
                     self._last_error = ""
-                    await _sleep_or(stop, backoff)
-                    backoff = min(backoff * 2, 30.0)
+                    await _sleep_or(stop, delay)
                     continue
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(

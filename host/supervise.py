@@ -18,6 +18,8 @@ from typing import Any, Literal
 import asyncpg
 from prometheus_client import Counter, Gauge
 
+from host.backoff import Backoff
+
 log = logging.getLogger("feedeater.supervise")
 
 RESTARTS = Counter("feedeater_service_restarts_total", "Restarts of supervised units", ["unit"])
@@ -47,11 +49,12 @@ class Unit:
         return asdict(self)
 
 
-def restart_delay(previous: float, ran_s: float) -> float:
-    """The wait before the next start: doubling, capped, reset after a stable run (pure)."""
-    if ran_s >= STABLE_AFTER_S:
-        return MIN_DELAY_S
-    return min(max(previous * 2, MIN_DELAY_S), MAX_DELAY_S)
+RESTART = Backoff(MIN_DELAY_S, MAX_DELAY_S)
+
+
+def failures_after(previous_failures: int, ran_s: float) -> int:
+    """Consecutive failures counting this one: a run that lasted STABLE_AFTER_S starts the count again (pure)."""
+    return 1 if ran_s >= STABLE_AFTER_S else previous_failures + 1
 
 
 class Supervisor:
@@ -71,7 +74,7 @@ class Supervisor:
         self._tasks.append(asyncio.create_task(self._keep(unit, run), name=f"unit {unit.label}"))
 
     async def _keep(self, unit: Unit, run: Callable[[], Awaitable[None]]) -> None:
-        delay = 0.0
+        failures = 0
         while True:
             unit.state = "running"
             UP.labels(unit.label).set(1)
@@ -84,7 +87,8 @@ class Supervisor:
                 raise
             except Exception as exc:
                 error = f"{type(exc).__name__}: {exc}"
-            delay = restart_delay(delay, time.monotonic() - started)
+            failures = failures_after(failures, time.monotonic() - started)
+            delay = RESTART.delay(failures)
             unit.restarts += 1
             unit.last_error = error
             unit.state = "backoff"

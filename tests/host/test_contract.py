@@ -15,7 +15,7 @@ from host.consumers import DLQ_STREAM, ERROR_HEADER, Consumer
 from host.events import Event
 from host.module import Manifest, ModuleContext, ModuleSpec, ReceivedEvent, Service, Subscription
 from host.runtime import Host
-from host.supervise import Supervisor, Unit, restart_delay
+from host.supervise import RESTART, Supervisor, Unit, failures_after
 from tests.services import BusReader, until
 
 
@@ -100,11 +100,12 @@ async def test_subscription_handles_once_retries_then_dead_letters(host: Host) -
 
 
 def test_restart_delay_doubles_caps_and_resets_after_a_stable_run() -> None:
-    delays = [0.0]
+    failures, delays = 0, []
     for _ in range(8):
-        delays.append(restart_delay(delays[-1], ran_s=0.1))
-    assert delays[1:] == [1, 2, 4, 8, 16, 32, 60, 60]
-    assert restart_delay(60, ran_s=120) == 1
+        failures = failures_after(failures, ran_s=0.1)
+        delays.append(RESTART.delay(failures))
+    assert delays == [1, 2, 4, 8, 16, 32, 60, 60]
+    assert RESTART.delay(failures_after(8, ran_s=120)) == 1
 
 
 async def test_a_crashing_service_is_restarted_and_its_state_recorded(host: Host) -> None:
