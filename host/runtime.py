@@ -7,10 +7,9 @@ import contextlib
 import logging
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import asyncpg
-from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
 
@@ -21,6 +20,9 @@ from host.errors import UserError
 from host.jobs import JobResult, parse_trigger, run_job, trigger_override_key
 from host.module import Job, ModuleContext, ModuleSpec
 from host.services import Endpoints, Services
+
+if TYPE_CHECKING:
+    from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 log = logging.getLogger("feedeater.host")
 
@@ -158,6 +160,8 @@ class Host:
 
     async def start_scheduler(self) -> list[str]:
         """Schedule the jobs of every enabled module; a disabled module's jobs are never scheduled."""
+        from apscheduler.schedulers.asyncio import AsyncIOScheduler  # only `run` schedules: CLI stays light
+
         self.scheduler = AsyncIOScheduler(timezone="UTC")
         scheduled: list[str] = []
         for name, spec in sorted(self.specs.items()):

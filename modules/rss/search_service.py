@@ -1,7 +1,7 @@
 """Search over NATS request/reply on `feedeater.rss.search`, for modules in other processes.
 
 Protocol (docs/search.md): a JSON request `{"query", "feed"?, "folder"?, "since"?, "limit"?}` gets a JSON
-reply `{"results": [...], "mode", "degraded_reason"?, "model"?}`, or `{"error": "..."}` for a bad request
+reply `{"results": [...], "mode", "degraded_reason"?, "model"?, "coverage"}`, or `{"error": "..."}` for a bad request
 or a failed search. Every host running the rss module answers, in one queue group, so each request is
 answered once and load spreads over the hosts.
 """
@@ -38,6 +38,8 @@ async def answer(pool: asyncpg.Pool, ai: AIServices, data: bytes) -> dict[str, A
         return {"error": str(exc)}
     try:
         return (await search(pool, ai, query)).to_dict()
+    except UserError as exc:  # e.g. a feed that does not exist
+        return {"error": str(exc)}
     except Exception as exc:  # e.g. the database is down: the caller gets an answer, not a timeout
         log.exception("search failed")
         return {"error": f"search failed: {type(exc).__name__}: {exc}"}

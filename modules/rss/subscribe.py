@@ -23,10 +23,24 @@ class Validated:
     feed: Feed
 
 
+PRIVATE_HINT = (
+    "feeds on loopback or private addresses are refused to protect your network; to subscribe to feeds on "
+    "this machine or an intranet run `feedeater settings set rss.allow_private_networks true`"
+)
+
+
+def fetch_failure(res: FetchResult) -> str:
+    """Why a fetch gave no feed, in words: the transport error, or the HTTP status."""
+    return res.error or f"HTTP {res.status}"
+
+
 async def _get(fetcher: Fetcher, url: str) -> FetchResult:
     res = await fetcher.fetch(url)
     if res.status == 0:
-        raise UserError(f"cannot fetch {url}: {res.error}", "check the URL, or the network")
+        blocked = res.error_kind == "blocked" and "address" in (res.error or "")
+        raise UserError(
+            f"cannot fetch {url}: {res.error}", PRIVATE_HINT if blocked else "check the URL, or the network"
+        )
     if res.status != 200 or res.body is None:
         raise UserError(
             f"{url} answered HTTP {res.status}", "check the URL; only a 200 response can be subscribed"
@@ -64,21 +78,28 @@ async def validate(fetcher: Fetcher, url: str) -> Validated:
             f"{url} is a web page advertising {len(found)} feeds:\n{choices}\n", "add one of these URLs"
         )
     candidates = found or [DiscoveredFeed(urljoin(res.url, path), None, None) for path in COMMON_FEED_PATHS]
+    failure = ""
     for candidate in candidates:
         feed_res = await fetcher.fetch(candidate.url)
-        if (
-            feed_res.status != 200
-            or feed_res.body is None
-            or looks_like_html(feed_res.body, feed_res.headers.get("content-type"))
-        ):
+        if feed_res.status != 200 or feed_res.body is None:
+            failure = fetch_failure(feed_res)
+            continue
+        if looks_like_html(feed_res.body, feed_res.headers.get("content-type")):
+            failure = "it is an HTML page, not a feed"
             continue
         try:
             parsed = parse_feed(
                 feed_res.body, url=feed_res.url, content_type=feed_res.headers.get("content-type")
             )
-        except FeedParseError:
+        except FeedParseError as exc:
+            failure = f"it is not an RSS, Atom or JSON feed: {exc}"
             continue
         return Validated(feed_res.permanent_url or candidate.url, parsed)
+    if found:  # the page names its feed, and that feed is what failed: say so, not "no feed"
+        raise UserError(
+            f"{url} advertises the feed {found[0].url}, but fetching it failed: {failure}",
+            "try again later, or ask the site; `feedeater rss add` takes the feed URL directly too",
+        )
     raise UserError(
         f"{url} is a web page that advertises no feed", "find the page's RSS/Atom link and add that URL"
     )
@@ -108,17 +129,19 @@ async def subscribe(
     )
 
 
-async def import_opml(conn: asyncpg.Connection, data: bytes) -> tuple[int, int]:
-    """Add every feed of an OPML document (no fetching); returns (added, already present). Idempotent."""
+async def import_opml(conn: asyncpg.Connection, data: bytes) -> tuple[list[int], int]:
+    """Add every feed of an OPML document (no fetching here); returns (ids added, already present).
+    Idempotent."""
     feeds = parse_opml(data)
-    added = 0
+    added: list[int] = []
     async with conn.transaction():
         for f in feeds:
-            _row, created = await store.add_feed(
+            row, created = await store.add_feed(
                 conn, url=f.url, title=f.title or "", site_url=f.site_url, folder=f.folder
             )
-            added += created
-    return added, len(feeds) - added
+            if created:
+                added.append(row.id)
+    return added, len(feeds) - len(added)
 
 
 async def export(conn: asyncpg.Connection) -> bytes:

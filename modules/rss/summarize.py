@@ -30,8 +30,8 @@ import asyncpg
 from host import contexts
 from host.ai import Embedder, Summarizer
 from host.events import iso_z, truncate_utf16
-from host.module import Job, ModuleContext, Setting
-from modules.rss import fulltext, publish
+from host.module import ModuleContext
+from modules.rss import publish
 
 log = logging.getLogger("feedeater.rss.summarize")
 
@@ -44,22 +44,6 @@ KEY_POINTS_MAX = 8
 REPLY_ECHO_MAX = 2000  # characters of a rejected reply quoted back in the repair prompt
 TEXT_CHARS = 2000  # characters of each entry's text read for prompts and term weights
 HISTORY_ENTRIES = 300  # older entries of the feed that weigh down its perennial words
-
-DEFAULT_SYSTEM_PROMPT = (
-    "You summarize an RSS feed's recent content for a feed reader. Reply with one JSON object and nothing "
-    'else: {"summaryShort": "<at most 128 characters: what the feed is covering now>", "summaryLong": '
-    '"<2-3 sentences on the themes and topics, not individual articles>", "keyPoints": ["<3-6 short '
-    'points>"]}. Write in the language of the entries.'
-)
-DEFAULT_PROMPT_TEMPLATE = """Feed: $feed_title
-Description: $feed_description
-
-Previous summary: $previous_summary
-
-Recent entries ($entry_count, newest first):
-$entries
-
-Write what this feed is currently covering. Focus on themes and topics, not individual articles."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -574,48 +558,3 @@ async def run(ctx: ModuleContext) -> dict[str, Any]:
         counts["repaired"] += result.repaired
         counts["fallback"] += result.fallback_reason is not None
     return {**counts, "seconds": round(time.monotonic() - started, 3)}
-
-
-SETTINGS = (
-    Setting(
-        "summary_normal_hours",
-        "float",
-        3.0,
-        "how often a normal-volume feed (1-10 entries/day) is summarized again",
-        min=0.5,
-        max=48,
-    ),
-    Setting(
-        "summary_max_entries", "int", 100, "most entries put into one feed's summary input", min=5, max=500
-    ),
-    Setting(
-        "summary_excerpt_chars",
-        "int",
-        300,
-        "characters of plain text per entry in the prompt",
-        min=0,
-        max=2000,
-    ),
-    Setting(
-        "summary_prompt_chars",
-        "int",
-        16000,
-        "prompt size budget; older entries lose their excerpts, then drop out",
-        min=2000,
-        max=200000,
-    ),
-    Setting("summary_concurrency", "int", 4, "feeds summarized at once", min=1, max=64),
-    Setting("summary_system_prompt", "str", DEFAULT_SYSTEM_PROMPT, "system prompt of the context summarizer"),
-    Setting(
-        "summary_prompt_template",
-        "str",
-        DEFAULT_PROMPT_TEMPLATE,
-        "user prompt; placeholders $feed_title $feed_description $previous_summary $entry_count $entries",
-    ),
-    *fulltext.SETTINGS,
-)
-
-JOBS = (
-    Job("updateContexts", run, "30m", "summarize feeds with new entries into their contexts"),
-    fulltext.JOB,
-)

@@ -16,7 +16,8 @@ from host.errors import UserError
 from host.jobs import run_job
 from host.module import ModuleContext
 from host.runtime import Host
-from modules.rss import embed, store
+from modules.rss import MANIFEST, embed, store
+from modules.rss import settings as rss_settings
 from modules.rss.model import Entry
 from tests.fakeai import FakeAI, fake_embedding
 from tests.feedserver import FeedServer, Route
@@ -47,7 +48,7 @@ def fake_settings(fake: FakeAI, **extra: Any) -> dict[str, Any]:
 async def rss_context(host: Host, fake: FakeAI | None, **extra: Any) -> ModuleContext:
     """The host's rss context with the embed settings and providers wired to the stand-in server."""
     ctx = await host.context("rss")
-    defaults = {s.key: s.default for s in embed.SETTINGS}
+    defaults = {s.key: s.default for s in rss_settings.EMBED}
     ctx.settings = {**defaults, **ctx.settings, **extra}
     if fake is not None:
         ctx.ai = build_ai(fake_settings(fake))
@@ -93,7 +94,7 @@ async def add_entries(
 
 
 async def embed_all(ctx: ModuleContext) -> dict[str, Any]:
-    result = await run_job(ctx, embed.JOB, trigger="manual")
+    result = await run_job(ctx, MANIFEST.job("embed"), trigger="manual")
     assert result.status == "ok", result.error
     return dict(result.metrics)
 
@@ -158,7 +159,7 @@ def test_build_ai_follows_settings() -> None:
     assert isinstance(remote.summarizer, OpenAIChat) and remote.summarizer.model == "m"
     with pytest.raises(UserError, match="384"):
         build_ai({"embedder": "local", "embedding_dimensions": 768})
-    assert {s.key for s in ai_mod.AI_SETTINGS}.isdisjoint({s.key for s in embed.SETTINGS})
+    assert {s.key for s in ai_mod.AI_SETTINGS}.isdisjoint({s.key for s in rss_settings.EMBED})
 
 
 # -- providers against the stand-in server -------------------------------------------------------

@@ -15,7 +15,7 @@ from host.ai import AI_SETTINGS, AIServices
 from host.jobs import run_job
 from host.module import ModuleContext
 from host.runtime import Host
-from modules.rss import fulltext, poll, store, summarize
+from modules.rss import MANIFEST, fulltext, poll, store, summarize
 from modules.rss.fetch import Fetcher, FetchResult
 from modules.rss.model import Entry
 from tests.feedserver import FeedServer, Route
@@ -92,7 +92,7 @@ async def module_ctx(
 
 
 async def run_fulltext(ctx: ModuleContext) -> dict[str, Any]:
-    result = await run_job(ctx, fulltext.JOB, trigger="manual")
+    result = await run_job(ctx, MANIFEST.job("fulltext"), trigger="manual")
     assert result.status == "ok", result.error
     return dict(result.metrics)
 

@@ -21,7 +21,8 @@ from host.events import utf16_len
 from host.jobs import run_job
 from host.module import ModuleContext
 from host.runtime import Host
-from modules.rss import publish, summarize
+from modules.rss import MANIFEST, publish, summarize
+from modules.rss import settings as rss_settings
 from modules.rss.summarize import ReplyError, Summary, WindowEntry
 from tests.fakeai import FakeAI
 from tests.rss.test_fulltext import add_entries, add_feed, make_entry, module_ctx
@@ -100,7 +101,7 @@ def test_prompt_lists_dated_entries_newest_first_with_the_previous_summary() -> 
         window_entry(1, "Queues in Postgres", "SKIP LOCKED lets workers share a table.", days_ago=3),
     ]
     prompt = summarize.build_prompt(
-        summarize.DEFAULT_PROMPT_TEMPLATE,
+        rss_settings.DEFAULT_PROMPT_TEMPLATE,
         feed_title="Pragmatic Backend",
         feed_description="",
         previous_summary="It was about backups.",
@@ -290,7 +291,7 @@ async def llm(fake_ai: FakeAI) -> AsyncIterator[AIServices]:
 
 async def update_contexts(ctx: ModuleContext, host: Host) -> dict[str, Any]:
     """Run the job, then relay the outbox to JetStream."""
-    result = await run_job(ctx, summarize.JOBS[0], trigger="manual")
+    result = await run_job(ctx, MANIFEST.job("updateContexts"), trigger="manual")
     assert result.status == "ok", result.error
     assert host.js is not None
     await outbox.Relay(host.require_pool(), host.js).drain_all()
@@ -337,7 +338,7 @@ async def test_round_trip_entries_to_context_on_the_bus(
     assert fake_ai.embedded_inputs() == [context["summaryLong"]]
 
     system, user = chat_requests(fake_ai)[0]
-    assert system["content"] == summarize.DEFAULT_SYSTEM_PROMPT
+    assert system["content"] == rss_settings.DEFAULT_SYSTEM_PROMPT
     assert "Feed: Pragmatic Backend" in user["content"] and "Previous summary: none" in user["content"]
     assert user["content"].index("(e0)") < user["content"].index("(e4)")
 
@@ -437,12 +438,14 @@ async def test_a_second_invalid_reply_falls_back_cleanly(
 async def test_without_a_summarizer_the_summary_is_extractive(host: Host) -> None:
     feed = await add_feed(host, recent_entries("x", 3))
     ctx = await module_ctx(host, summarizer="extractive")
-    assert (await run_job(ctx, summarize.JOBS[0], trigger="manual")).metrics["extractive"] == 1
+    assert (await run_job(ctx, MANIFEST.job("updateContexts"), trigger="manual")).metrics["extractive"] == 1
     async with host.require_pool().acquire() as conn:
         stored = await contexts.get(conn, "rss", f"feed:{feed.id}")
     assert stored is not None and stored["meta"]["method"] == "extractive"
     assert stored["meta"]["fallbackReason"] is None  # extractive by choice, not a fallback
-    disabled = await run_job(await module_ctx(host, summarizer="none"), summarize.JOBS[0], trigger="manual")
+    disabled = await run_job(
+        await module_ctx(host, summarizer="none"), MANIFEST.job("updateContexts"), trigger="manual"
+    )
     assert disabled.metrics == {"disabled": True}
 
 
@@ -452,8 +455,8 @@ async def test_two_runs_at_once_summarize_each_feed_once(host: Host) -> None:
     ]
     ctx_a, ctx_b = await module_ctx(host), await module_ctx(host)
     a, b = await asyncio.gather(
-        run_job(ctx_a, summarize.JOBS[0], trigger="manual"),
-        run_job(ctx_b, summarize.JOBS[0], trigger="manual"),
+        run_job(ctx_a, MANIFEST.job("updateContexts"), trigger="manual"),
+        run_job(ctx_b, MANIFEST.job("updateContexts"), trigger="manual"),
     )
     assert a.metrics.get("summarized", 0) + b.metrics.get("summarized", 0) == len(feeds)
     versions = await host.require_pool().fetch("SELECT version FROM host.contexts")

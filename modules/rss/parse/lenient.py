@@ -13,8 +13,6 @@ import re
 from typing import Any
 from urllib.parse import urljoin
 
-import feedparser
-
 from modules.rss.parse.raw import FeedParseError, RawEnclosure, RawFeed, RawItem, RawText
 
 _FORMATS = {
@@ -102,6 +100,8 @@ def _item(entry: dict[str, Any], base: str, is_atom: bool) -> RawItem:
 
 def parse_lenient(text: str, url: str) -> RawFeed:
     """Parse a decoded document that is not well-formed XML. Raises FeedParseError if it is no feed."""
+    import feedparser  # rarely needed (lxml reads most feeds) and slow to import: loaded on first use
+
     data = _XML_DECLARATION.sub("", text, count=1).encode("utf-8")
     try:
         result = feedparser.parse(
