@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from host.runtime import Host
 
 HOST_CONNECT_TIMEOUT_S = 1.0
-HOST_REPLY_TIMEOUT_S = 15.0  # the host's own query embedding gives up after 5 s
+HOST_REPLY_TIMEOUT_S = 10.0  # the host's own query embedding gives up after 5 s
 
 
 async def cmd_search(host: Host, args: argparse.Namespace) -> int:
