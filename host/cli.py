@@ -148,7 +148,7 @@ async def cmd_status(host: Host, args: argparse.Namespace) -> int:
         for n, s in sorted(host.specs.items())
     ]
     data = {
-        "services": [s.as_dict() for s in host.services.status()],
+        "services": _services(host),
         "modules": mods,
         "outbox": {
             "pending": ob.pending,
@@ -159,6 +159,18 @@ async def cmd_status(host: Host, args: argparse.Namespace) -> int:
     }
     emit(args, data, _status_text)
     return 0
+
+
+def _services(host: Host) -> list[dict[str, Any]]:
+    """The embedded services, or the external ones the environment names instead."""
+    external = {"postgres": host.config.database_url, "nats": host.config.nats_url}
+    out = []
+    for s in host.services.status():
+        row = s.as_dict()
+        if url := external.get(s.name):
+            row.update(running=True, url=_redacted(url), data_dir=None, external=True)
+        out.append(row)
+    return out
 
 
 async def _last_runs(host: Host) -> list[dict[str, Any]]:
@@ -172,9 +184,10 @@ async def _last_runs(host: Host) -> list[dict[str, Any]]:
 
 def _status_text(d: dict[str, Any]) -> str:
     lines = [
-        f"{s['name']}: {'running' if s['running'] else 'stopped'}"
+        f"{s['name']}: "
+        + ("external" if s.get("external") else "running" if s["running"] else "stopped")
         + (f" at {s['url']}" if s["url"] else "")
-        + f" (data {s['data_dir']})"
+        + (f" (data {s['data_dir']})" if s["data_dir"] else "")
         for s in d["services"]
     ]
     lines.append(

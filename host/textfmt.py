@@ -29,7 +29,7 @@ def width(text: str) -> int:
 
 def fit(text: str, limit: int) -> str:
     """`text` on one line, cut to `limit` columns with "…" when longer."""
-    flat = " ".join(text.split())
+    flat = " ".join(text.split("\n")).replace("\t", " ").replace("\r", "")
     if width(flat) <= limit:
         return flat
     out, used = [], 0
