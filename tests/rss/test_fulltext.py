@@ -15,7 +15,8 @@ from host.ai import AI_SETTINGS, AIServices
 from host.jobs import run_job
 from host.module import ModuleContext
 from host.runtime import Host
-from modules.rss import MANIFEST, fulltext, poll, store, summarize
+from modules.rss import MANIFEST, fulltext, poll, store
+from modules.rss import settings as rss_settings
 from modules.rss.fetch import Fetcher, FetchResult
 from modules.rss.model import Entry
 from tests.feedserver import FeedServer, Route
@@ -82,7 +83,7 @@ async def module_ctx(
     """The rss module's context with this feature's settings (defaults until the manifest declares them),
     its own AI services and a fresh process state (robots.txt cache) around the module's fetcher."""
     ctx = await host.context("rss")
-    defaults = {s.key: s.default for s in (*summarize.SETTINGS, *AI_SETTINGS)}
+    defaults = {s.key: s.default for s in (*rss_settings.SUMMARY, *rss_settings.FULLTEXT, *AI_SETTINGS)}
     return dataclasses.replace(
         ctx,
         settings={**defaults, **ctx.settings, **overrides},
