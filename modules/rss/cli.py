@@ -80,18 +80,20 @@ async def cmd(host: Host, args: argparse.Namespace) -> int:
     if args.rss_action == "export" and args.file:
         _check_export_path(Path(args.file))
     await host.open(with_bus=False)
-    ctx = await host.context("rss")
-    data, text = await handler(ctx, args)
+    data, text = await handler(host, args)
     emit(args, data, text)
     return 0
 
 
 Result = tuple[Any, Any]
+# Only commands that fetch build the module context (its setup loads the fetch and parse pipeline, ~0.5 s);
+# the others read the database through the host's pool.
 
 
-async def _add(ctx: ModuleContext, args: argparse.Namespace) -> Result:
+async def _add(host: Host, args: argparse.Namespace) -> Result:
     from modules.rss import subscribe
 
+    ctx = await host.context("rss")
     async with ctx.pool.acquire() as conn:
         row, created = await subscribe.subscribe(
             conn, ctx.state["fetcher"], args.url, folder=args.folder, interval_minutes=args.interval
@@ -150,10 +152,10 @@ def _fetch_text(f: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-async def _remove(ctx: ModuleContext, args: argparse.Namespace) -> Result:
+async def _remove(host: Host, args: argparse.Namespace) -> Result:
     from modules.rss import store
 
-    async with ctx.pool.acquire() as conn, conn.transaction():
+    async with host.require_pool().acquire() as conn, conn.transaction():
         feeds = [await store.get_feed(conn, ref) for ref in args.feeds]  # all exist, or nothing is removed
         for feed in feeds:
             await store.remove_feed(conn, feed.id)
@@ -163,11 +165,11 @@ async def _remove(ctx: ModuleContext, args: argparse.Namespace) -> Result:
     }, lambda d: f"removed {plural(len(d['removed']), 'feed')}: " + ", ".join(map(str, d["removed"]))
 
 
-async def _list(ctx: ModuleContext, args: argparse.Namespace) -> Result:
+async def _list(host: Host, args: argparse.Namespace) -> Result:
     from host.cli import table
     from modules.rss import store
 
-    async with ctx.pool.acquire() as conn:
+    async with host.require_pool().acquire() as conn:
         rows = await store.list_feeds(conn, args.folder)
     for r in rows:
         r["state"] = feed_state(r)
@@ -189,10 +191,10 @@ async def _list(ctx: ModuleContext, args: argparse.Namespace) -> Result:
     )
 
 
-async def _show(ctx: ModuleContext, args: argparse.Namespace) -> Result:
+async def _show(host: Host, args: argparse.Namespace) -> Result:
     from modules.rss import store
 
-    async with ctx.pool.acquire() as conn:
+    async with host.require_pool().acquire() as conn:
         feed = await store.get_feed(conn, args.feed)
         row = next(r for r in await store.list_feeds(conn) if r["id"] == feed.id)
         recent = await store.list_entries(conn, feed_id=feed.id, limit=10)
@@ -238,11 +240,11 @@ def _show_text(d: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-async def _set(ctx: ModuleContext, args: argparse.Namespace) -> Result:
+async def _set(host: Host, args: argparse.Namespace) -> Result:
     from modules.rss import store
 
     changes = dict(parse_assignment(a) for a in args.assignments)
-    async with ctx.pool.acquire() as conn:
+    async with host.require_pool().acquire() as conn:
         feed = await store.get_feed(conn, args.feed)
         updated = await store.update_feed(conn, feed.id, changes)
     return {
@@ -265,13 +267,13 @@ def _check_export_path(path: Path) -> None:
         raise UserError(f"cannot write {path}: directory {path.parent} does not exist", "create it first")
 
 
-async def _import(ctx: ModuleContext, args: argparse.Namespace) -> Result:
+async def _import(host: Host, args: argparse.Namespace) -> Result:
     from modules.rss import subscribe
     from modules.rss.opml import OpmlError
 
     path = Path(args.file)
     try:
-        async with ctx.pool.acquire() as conn:
+        async with host.require_pool().acquire() as conn:
             added, existing = await subscribe.import_opml(conn, path.read_bytes())
     except OpmlError as exc:
         raise UserError(f"cannot import {path}: {exc}") from None
@@ -279,7 +281,7 @@ async def _import(ctx: ModuleContext, args: argparse.Namespace) -> Result:
         raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
     data: dict[str, Any] = {"added": len(added), "already_present": existing, "feed_ids": added}
     if added and not args.no_fetch:
-        data["fetch"] = await _fetch_now(ctx, added)
+        data["fetch"] = await _fetch_now(await host.context("rss"), added)
 
     def text(d: dict[str, Any]) -> str:
         head = f"imported {plural(d['added'], 'feed')} ({d['already_present']} already present)"
@@ -288,10 +290,10 @@ async def _import(ctx: ModuleContext, args: argparse.Namespace) -> Result:
     return data, text
 
 
-async def _export(ctx: ModuleContext, args: argparse.Namespace) -> Result:
+async def _export(host: Host, args: argparse.Namespace) -> Result:
     from modules.rss import subscribe
 
-    async with ctx.pool.acquire() as conn:
+    async with host.require_pool().acquire() as conn:
         opml = await subscribe.export(conn)
     if not args.file:
         sys.stdout.buffer.write(opml)
@@ -306,7 +308,7 @@ async def _export(ctx: ModuleContext, args: argparse.Namespace) -> Result:
     return {"file": args.file, "bytes": len(opml)}, lambda d: f"wrote {d['file']}"
 
 
-async def _entries(ctx: ModuleContext, args: argparse.Namespace) -> Result:
+async def _entries(host: Host, args: argparse.Namespace) -> Result:
     from host.cli import table
     from modules.rss import store
     from modules.rss.search import parse_since
@@ -314,7 +316,7 @@ async def _entries(ctx: ModuleContext, args: argparse.Namespace) -> Result:
     if not 1 <= args.limit <= 1000:
         raise UserError(f"--limit {args.limit} is out of range", "give 1 to 1000")
     since = parse_since(args.since) if args.since else None
-    async with ctx.pool.acquire() as conn:
+    async with host.require_pool().acquire() as conn:
         feed_id = (await store.get_feed(conn, args.feed)).id if args.feed else None
         rows = await store.list_entries(
             conn, feed_id=feed_id, since=since, unread=args.unread, starred=args.starred, limit=args.limit
@@ -343,10 +345,10 @@ async def _entries(ctx: ModuleContext, args: argparse.Namespace) -> Result:
     )
 
 
-async def _entry(ctx: ModuleContext, args: argparse.Namespace) -> Result:
+async def _entry(host: Host, args: argparse.Namespace) -> Result:
     from modules.rss import store
 
-    async with ctx.pool.acquire() as conn:
+    async with host.require_pool().acquire() as conn:
         row = await store.get_entry(conn, args.entry)
     return row, _entry_text
 
@@ -371,12 +373,12 @@ def _entry_text(e: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-async def _mark(ctx: ModuleContext, args: argparse.Namespace) -> Result:
+async def _mark(host: Host, args: argparse.Namespace) -> Result:
     from modules.rss import store
 
     if args.read is None and args.starred is None:
         raise UserError("nothing to mark", "add --read, --unread, --star or --unstar")
-    async with ctx.pool.acquire() as conn:
+    async with host.require_pool().acquire() as conn:
         found = await store.mark_entries(conn, args.entries, read=args.read, starred=args.starred)
     missing = sorted(set(args.entries) - set(found))
     if missing:
