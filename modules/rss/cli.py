@@ -255,7 +255,7 @@ async def _set(host: Host, args: argparse.Namespace) -> Result:
 
 def _check_import_path(path: Path) -> None:
     if path.is_dir():
-        raise UserError(f"{path} is a directory", "give the path of an OPML file (e.g. subscriptions.opml)")
+        raise UserError(f"{path} is a directory", "give the path of an OPML file, e.g. subscriptions.opml")
     if not path.is_file():
         raise UserError(f"no such file: {path}", "give the path of an OPML file")
 

@@ -14,7 +14,11 @@ from pathlib import Path
 import pytest
 
 from host.services import free_port
+from tests.fakeai import FakeAI
+from tests.rss.test_embed import fake_ai
 from tests.services import FEEDEATER, feedeater, feedeater_env
+
+__all__ = ["fake_ai"]  # fixture shared with tests/rss/test_embed
 
 
 @pytest.fixture
@@ -69,6 +73,9 @@ def test_disable_enable_and_jobs(cli_env: dict[str, str]) -> None:
     assert json.loads(res.stdout)["status"] == "ok"
     jobs = {j["job"]: j for j in json.loads(feedeater(cli_env, "jobs", "list", "--json").stdout)}
     assert jobs["rss.poll"]["last_status"] == "ok" and jobs["rss.poll"]["trigger"] == "60s"
+    assert (
+        jobs["rss.updateContexts"]["trigger"] == "5m"
+    )  # a new feed's first context soon after its first poll
     assert_one_line_error(feedeater(cli_env, "jobs", "run", "rss.nope"), "unknown job rss.nope")
 
 
@@ -153,13 +160,26 @@ def test_settings_and_status_read_well(cli_env: dict[str, str]) -> None:
     assert "feedeater jobs run rss.updateContexts" in pending.stdout
 
 
-def test_jobs_run_is_quiet_off_a_terminal_and_jobs_list_says_what_runs_did(cli_env: dict[str, str]) -> None:
+def test_jobs_run_is_quiet_off_a_terminal_and_jobs_list_says_what_runs_did(
+    cli_env: dict[str, str], fake_ai: FakeAI
+) -> None:
     res = feedeater(cli_env, "jobs", "run", "rss.poll")
     assert res.returncode == 0 and res.stderr == "", res.stderr
     assert res.stdout.startswith("rss.poll: ok in ")
     listed = feedeater(cli_env, "jobs", "list")
     row = next(line for line in listed.stdout.splitlines() if line.startswith("rss.poll"))
     assert " ago" in row and "ok" in row
+    ai_env = {
+        **cli_env,
+        "FEEDEATER_RSS_EMBEDDER": "openai",
+        "FEEDEATER_RSS_EMBEDDING_MODEL": "fake-embed",
+        "FEEDEATER_RSS_OPENAI_BASE_URL": fake_ai.base_url,
+    }
+    assert feedeater(ai_env, "jobs", "run", "rss.embed").returncode == 0
+    for command in ("status", "jobs"):  # the embedding backlog and rate, from the embed job's last run
+        out = feedeater(cli_env, *([command] if command == "status" else [command, "list"])).stdout
+        line = next(line for line in out.splitlines() if "rss.embed" in line)
+        assert "embedded 0" in line and "per second 0" in line and "pending 0" in line, line
 
 
 def test_bus_tail_prints_one_line_per_event(cli_env: dict[str, str], nats_url: str) -> None:

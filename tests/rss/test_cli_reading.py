@@ -175,3 +175,38 @@ def test_show_is_formatted_and_wide_titles_align(env: dict[str, str], feed_serve
 
     url_columns = {width(line[: line.index("http://")]) for line in listing[1:]}
     assert len(url_columns) == 1, listing  # the wide title does not push its row's URL out of line
+
+
+def test_import_shows_a_progress_bar_on_a_terminal(
+    env: dict[str, str], feed_server: FeedServer, tmp_path: Path
+) -> None:
+    import os
+    import pty
+
+    for i in range(3):
+        feed_server.route(f"/f{i}", Route(body=rss([(f"g{i}", f"T{i}", ago(hours=1), "x")])))
+    opml = tmp_path / "three.opml"
+    opml.write_text(
+        '<?xml version="1.0"?><opml version="2.0"><body>'
+        + "".join(f'<outline type="rss" text="F{i}" xmlUrl="{feed_server.url(f"/f{i}")}"/>' for i in range(3))
+        + "</body></opml>"
+    )
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [*FEEDEATER, "rss", "import", str(opml)], env=env, stdin=slave, stdout=slave, stderr=slave
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the process closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    assert proc.wait(timeout=120) == 0
+    shown = b"".join(chunks).decode(errors="replace")
+    assert "fetching new feeds" in shown and "3/3" in shown  # rich's bar, drawn on the terminal
+    assert "imported 3 feeds (0 already present)" in shown

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client import REGISTRY
 
 from host import ai as ai_mod
 from host.ai import AIServices, OpenAIChat, OpenAIEmbedder, ProviderError, RetryPolicy, build_ai
@@ -256,8 +257,12 @@ async def test_local_embedder_is_offline_multilingual_e5() -> None:
 async def test_job_embeds_new_entries_and_reembeds_revised_ones(ai_host: Host, fake_ai: FakeAI) -> None:
     ctx = await rss_context(ai_host, fake_ai)
     feed = await add_entries(ai_host, [entry("a", "Solar power", "Panels on roofs."), entry("b", "Rain", "")])
+    embedded_before = REGISTRY.get_sample_value("feedeater_rss_embedded_total") or 0.0
     metrics = await embed_all(ctx)
-    assert metrics["embedded"] == 2 and metrics["pending"] == 0
+    assert metrics["embedded"] == 2 and metrics["pending"] == 0 and metrics["per_second"] > 0
+    # the backlog and the rate, for `jobs list` / `status` (these metrics) and /metrics (these series)
+    assert REGISTRY.get_sample_value("feedeater_rss_embedding_backlog") == 0
+    assert REGISTRY.get_sample_value("feedeater_rss_embedded_total") == embedded_before + 2
     st = await states(ai_host)
     assert {g: (s["status"], s["dims"], s["model"]) for g, s in st.items()} == {
         "a": ("done", 64, "fake-embed"),
