@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import re
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime, time
+from time import monotonic
 from typing import Any, Literal
 
 import asyncpg
@@ -317,7 +319,21 @@ async def _text_side(
     return hits + [(r["id"], float(r["rank"])) for r in rows], any_word
 
 
-async def _coverage(conn: asyncpg.Connection, query: SearchQuery, model: str) -> Coverage:
+COVERAGE_TTL_S = 10.0  # counting the searched set costs a scan; coverage moves slowly, so it is reused
+_coverage_cache: weakref.WeakKeyDictionary[asyncpg.Pool, dict[tuple[Any, ...], tuple[float, Coverage]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def _coverage(pool: asyncpg.Pool, conn: asyncpg.Connection, query: SearchQuery, model: str) -> Coverage:
+    """The searched set's coverage, counted at most every COVERAGE_TTL_S per filter combination."""
+    cache = _coverage_cache.setdefault(pool, {})
+    key = (model, query.feed, query.folder, query.since)
+    hit = cache.get(key)
+    if hit is not None and monotonic() - hit[0] < COVERAGE_TTL_S:
+        return hit[1]
+    if len(cache) > 1000:  # `since` varies freely: keep the cache bounded
+        cache.clear()
     args: list[Any] = [model]
     where = _filters(query, args)
     row = await conn.fetchrow(
@@ -329,7 +345,9 @@ async def _coverage(conn: asyncpg.Connection, query: SearchQuery, model: str) ->
         *args,
     )
     assert row is not None
-    return Coverage(int(row["embedded"]), int(row["total"]), model)
+    coverage = Coverage(int(row["embedded"]), int(row["total"]), model)
+    cache[key] = (monotonic(), coverage)
+    return coverage
 
 
 async def _title_matches(conn: asyncpg.Connection, query: SearchQuery) -> list[int]:
@@ -405,7 +423,7 @@ async def search(pool: asyncpg.Pool, ai: AIServices, query: SearchQuery) -> Sear
         # Plans must see the actual words: a generic plan (asyncpg prepares statements) treats "the" like a
         # rare word and scans all its matches — measured 150 ms instead of 8 ms at 100,000 entries.
         await conn.execute("SET LOCAL plan_cache_mode = force_custom_plan")
-        coverage = await _coverage(conn, query, model) if model is not None else None
+        coverage = await _coverage(pool, conn, query, model) if model is not None else None
         weight = vector_weight(coverage) if coverage is not None else 0.0
         vector_hits: list[tuple[int, float]] = []
         if vector is not None and model is not None and coverage is not None:
