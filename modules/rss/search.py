@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime, time
@@ -319,21 +318,33 @@ async def _text_side(
     return hits + [(r["id"], float(r["rank"])) for r in rows], any_word
 
 
-COVERAGE_TTL_S = 10.0  # counting the searched set costs a scan; coverage moves slowly, so it is reused
-_coverage_cache: weakref.WeakKeyDictionary[asyncpg.Pool, dict[tuple[Any, ...], tuple[float, Coverage]]] = (
-    weakref.WeakKeyDictionary()
-)
+COVERAGE_TTL_S = 10.0
 
 
-async def _coverage(pool: asyncpg.Pool, conn: asyncpg.Connection, query: SearchQuery, model: str) -> Coverage:
-    """The searched set's coverage, counted at most every COVERAGE_TTL_S per filter combination."""
-    cache = _coverage_cache.setdefault(pool, {})
+class CoverageCache:
+    """Coverage per filter set, reused for COVERAGE_TTL_S: counting the searched set scans it, and coverage
+    moves slowly. A long-lived caller (the NATS service) keeps one; one-off searches need none."""
+
+    def __init__(self, ttl_s: float = COVERAGE_TTL_S, max_keys: int = 1000) -> None:
+        self.ttl_s, self.max_keys = ttl_s, max_keys
+        self._seen: dict[tuple[Any, ...], tuple[float, Coverage]] = {}
+
+    def get(self, key: tuple[Any, ...]) -> Coverage | None:
+        hit = self._seen.get(key)
+        return hit[1] if hit is not None and monotonic() - hit[0] < self.ttl_s else None
+
+    def put(self, key: tuple[Any, ...], coverage: Coverage) -> None:
+        if len(self._seen) >= self.max_keys:  # `since` varies freely: stay bounded
+            self._seen.clear()
+        self._seen[key] = (monotonic(), coverage)
+
+
+async def _coverage(
+    conn: asyncpg.Connection, query: SearchQuery, model: str, cache: CoverageCache | None
+) -> Coverage:
     key = (model, query.feed, query.folder, query.since)
-    hit = cache.get(key)
-    if hit is not None and monotonic() - hit[0] < COVERAGE_TTL_S:
-        return hit[1]
-    if len(cache) > 1000:  # `since` varies freely: keep the cache bounded
-        cache.clear()
+    if cache is not None and (known := cache.get(key)) is not None:
+        return known
     args: list[Any] = [model]
     where = _filters(query, args)
     row = await conn.fetchrow(
@@ -346,7 +357,8 @@ async def _coverage(pool: asyncpg.Pool, conn: asyncpg.Connection, query: SearchQ
     )
     assert row is not None
     coverage = Coverage(int(row["embedded"]), int(row["total"]), model)
-    cache[key] = (monotonic(), coverage)
+    if cache is not None:
+        cache.put(key, coverage)
     return coverage
 
 
@@ -409,7 +421,9 @@ async def _query_vector(ai: AIServices, text: str) -> tuple[list[float] | None, 
     return vectors[0], None
 
 
-async def search(pool: asyncpg.Pool, ai: AIServices, query: SearchQuery) -> SearchResponse:
+async def search(
+    pool: asyncpg.Pool, ai: AIServices, query: SearchQuery, *, coverage_cache: CoverageCache | None = None
+) -> SearchResponse:
     """Hybrid search; degrades to full text (and says why) when the vector side cannot answer, or when
     too little of the searched set is embedded for its answer to mean much."""
     vector, reason = await _query_vector(ai, query.text)
@@ -423,7 +437,7 @@ async def search(pool: asyncpg.Pool, ai: AIServices, query: SearchQuery) -> Sear
         # Plans must see the actual words: a generic plan (asyncpg prepares statements) treats "the" like a
         # rare word and scans all its matches — measured 150 ms instead of 8 ms at 100,000 entries.
         await conn.execute("SET LOCAL plan_cache_mode = force_custom_plan")
-        coverage = await _coverage(pool, conn, query, model) if model is not None else None
+        coverage = await _coverage(conn, query, model, coverage_cache) if model is not None else None
         weight = vector_weight(coverage) if coverage is not None else 0.0
         vector_hits: list[tuple[int, float]] = []
         if vector is not None and model is not None and coverage is not None:

@@ -20,7 +20,7 @@ from nats.aio.subscription import Subscription
 from host.ai import AIServices
 from host.errors import UserError
 from host.module import ModuleContext
-from modules.rss.search import parse_request, search
+from modules.rss.search import CoverageCache, parse_request, search
 
 log = logging.getLogger("feedeater.rss.search")
 
@@ -28,7 +28,9 @@ SUBJECT = "feedeater.rss.search"
 QUEUE = "feedeater.rss.search"
 
 
-async def answer(pool: asyncpg.Pool, ai: AIServices, data: bytes) -> dict[str, Any]:
+async def answer(
+    pool: asyncpg.Pool, ai: AIServices, data: bytes, coverage_cache: CoverageCache | None = None
+) -> dict[str, Any]:
     """The reply to one request body: results, or one clear error."""
     try:
         query = parse_request(json.loads(data))
@@ -37,7 +39,7 @@ async def answer(pool: asyncpg.Pool, ai: AIServices, data: bytes) -> dict[str, A
     except UserError as exc:
         return {"error": str(exc)}
     try:
-        return (await search(pool, ai, query)).to_dict()
+        return (await search(pool, ai, query, coverage_cache=coverage_cache)).to_dict()
     except UserError as exc:  # e.g. a feed that does not exist
         return {"error": str(exc)}
     except Exception as exc:  # e.g. the database is down: the caller gets an answer, not a timeout
@@ -51,9 +53,10 @@ async def start(ctx: ModuleContext) -> Subscription:
         raise UserError("the search service needs the NATS connection", "open the host with the bus")
     nc = ctx.nats
     in_flight: set[asyncio.Task[None]] = set()
+    coverage_cache = CoverageCache()
 
     async def reply(msg: Msg) -> None:
-        body = await answer(ctx.pool, ctx.ai, msg.data)
+        body = await answer(ctx.pool, ctx.ai, msg.data, coverage_cache)
         if msg.reply:
             await nc.publish(msg.reply, json.dumps(body, ensure_ascii=False).encode())
 

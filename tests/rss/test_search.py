@@ -19,6 +19,8 @@ from host.module import ModuleContext
 from host.runtime import Host
 from modules.rss import search_service
 from modules.rss.search import (
+    Coverage,
+    CoverageCache,
     SearchQuery,
     candidates_per_side,
     fuse,
@@ -48,6 +50,20 @@ def test_fuse_adds_reciprocal_ranks_and_names_the_sides() -> None:
     assert [f.entry_id for f in fuse([(5, 0.1)], [(7, 0.2)], limit=10)] == [7, 5]  # a tie: newer first
     assert len(fuse([(i, 0.0) for i in range(50)], [], limit=3)) == 3
     assert fuse([], [], limit=10) == []
+
+
+def test_coverage_is_reused_for_a_while_per_filter_set() -> None:
+    cov = Coverage(1, 10, "m")
+    cache = CoverageCache(ttl_s=60, max_keys=2)
+    cache.put(("m", None, None, None), cov)
+    assert cache.get(("m", None, None, None)) is cov and cache.get(("m", 3, None, None)) is None
+    cache.put(("m", 3, None, None), cov)
+    cache.put(("m", 4, None, None), cov)  # over max_keys: starts afresh
+    assert cache.get(("m", None, None, None)) is None and cache.get(("m", 4, None, None)) is cov
+    expired = CoverageCache(ttl_s=0)
+    expired.put(("m",), cov)
+    assert expired.get(("m",)) is None
+    assert (cov.fraction, Coverage(0, 0, "m").fraction) == (0.1, 1.0)  # nothing to search: nothing missing
 
 
 def test_candidate_depth_and_relaxable_queries() -> None:
