@@ -6,7 +6,7 @@ Data (synthetic, deterministic): N entries in 200 feeds / 20 folders; titles and
 COPY, vectors attached as the embed job would leave them, then the HNSW index built by `ensure_index`.
 
 Queries: 2 words taken from a random entry, and that entry's vector plus noise. Each goes through the
-Python API, `modules.rss.search.search` (vector side + text side + fusion + snippets), with an embedder
+Python API, `modules.rss.search.query.search` (vector side + text side + fusion + snippets), with an embedder
 stub returning the precomputed query vector, so the numbers are the search's own; the local model's query
 embedding time is measured separately. HNSW recall@10: the vector side's top 10 (as search runs it) vs
 an exact scan (the same distance without the indexed expression, so no index).
@@ -45,8 +45,8 @@ if str(REPO) not in sys.path:
 from host.ai import AIServices, LocalEmbedder  # noqa: E402
 from host.config import HostConfig  # noqa: E402
 from host.runtime import Host  # noqa: E402
-from modules.rss import embed  # noqa: E402
-from modules.rss.search import SearchQuery, _vector_side, candidates_per_side, search  # noqa: E402
+from modules.rss.enrich import embed  # noqa: E402
+from modules.rss.search.query import SearchQuery, _vector_side, candidates_per_side, search  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
 DIMS = 384

@@ -40,13 +40,16 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from host import outbox  # noqa: E402
 from host.ai import AIServices, LocalEmbedder  # noqa: E402
 from host.config import HostConfig  # noqa: E402
 from host.runtime import Host  # noqa: E402
-from modules.rss import embed, store  # noqa: E402
+from modules.rss import store  # noqa: E402
+from modules.rss.enrich import embed  # noqa: E402
+from modules.rss.ingest import intake  # noqa: E402
 from modules.rss.model import Entry  # noqa: E402
 from modules.rss.parse import FeedParseError, parse_feed  # noqa: E402
-from modules.rss.search import SearchQuery, _vector_side, search  # noqa: E402
+from modules.rss.search.query import SearchQuery, _vector_side, search  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -119,9 +122,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             for path, entries in by_feed.items():
                 async with conn.transaction():
                     feed, _ = await store.add_feed(conn, url=f"https://example.com/{path}", title=path)
-                    await store.apply_entries(
+                    await intake.ingest(
                         conn,
-                        feed=feed,
+                        outbox.enqueue_many,
+                        feed_id=feed.id,
+                        feed_title=feed.title,
                         entries=[
                             dataclasses.replace(e, title="") for e in entries
                         ],  # the body alone is indexed

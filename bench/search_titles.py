@@ -31,7 +31,9 @@ from search_quality import QueryCache, load  # noqa: E402
 from host.ai import AIServices, LocalEmbedder  # noqa: E402
 from host.config import HostConfig  # noqa: E402
 from host.runtime import Host  # noqa: E402
-from modules.rss import embed, search, store  # noqa: E402
+from modules.rss import store  # noqa: E402
+from modules.rss.enrich import embed  # noqa: E402
+from modules.rss.search import query as search  # noqa: E402
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

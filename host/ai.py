@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from host.backoff import Backoff
 from host.errors import UserError
 from host.module import Setting
 
@@ -138,10 +139,7 @@ class RetryPolicy:
 def backoff_delay(attempt: int, policy: RetryPolicy, retry_after: float | None = None) -> float:
     """Seconds before retry number `attempt` (1-based): exponential, capped; a server's Retry-After is
     honoured up to the cap so one slow 429 never stalls a job for long."""
-    delay = min(policy.cap_s, policy.base_s * 2 ** (attempt - 1))
-    if retry_after is not None:
-        delay = max(delay, min(retry_after, policy.cap_s))
-    return delay
+    return Backoff(policy.base_s, policy.cap_s).delay(attempt, retry_after)
 
 
 def classify(exc: BaseException) -> ProviderError:

@@ -10,7 +10,7 @@ import difflib
 import importlib
 import logging
 import pkgutil
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -93,9 +93,8 @@ class ModuleContext:
     settings: Mapping[str, Any]
     log: logging.Logger
     host_id: str
-    emit: Callable[
-        [asyncpg.Connection, Event], Awaitable[bool]
-    ]  # add an event inside the caller's transaction
+    # The only way a module publishes: add events inside the caller's transaction (returns how many were new).
+    emit: Callable[[asyncpg.Connection, Sequence[Event]], Awaitable[int]]
     ai: AIServices
     nats: NatsClient | None = None
     register_job: Callable[[Job], None] = field(default=lambda _job: None)

@@ -123,7 +123,7 @@ class Host:
             settings=resolved,
             log=logging.getLogger(f"feedeater.{name}"),
             host_id=self.config.host_id,
-            emit=outbox.enqueue,
+            emit=outbox.enqueue_many,
             ai=build_ai(resolved),
             nats=self.nc,
             register_job=lambda job: self._schedule_job(name, job),

@@ -18,7 +18,8 @@ from modules.rss import settings
 
 
 async def setup(ctx: ModuleContext) -> None:
-    from modules.rss import poll, search_service
+    from modules.rss.ingest import poll
+    from modules.rss.search import service as search_service
 
     ctx.state["fetcher"] = poll.make_fetcher(ctx.settings)
     ctx.state["parse_pool"] = poll.make_parse_pool(int(ctx.settings["parse_workers"]))
@@ -39,14 +40,16 @@ async def teardown(ctx: ModuleContext) -> None:
 
 
 def _cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from modules.rss import cli, search_cli
+    from modules.rss import cli
+    from modules.rss.search import cli as search_cli
 
     cli.register(sub)
     search_cli.register(sub)
 
 
 def _run(module: str) -> JobHandler:
-    """`modules.rss.<module>.run`, imported when the job first runs (listing jobs must not load them)."""
+    """`modules.rss.<module>.run` (e.g. "ingest.poll"), imported when the job first runs: listing jobs or
+    printing help must not load the pipeline."""
 
     async def handler(ctx: ModuleContext) -> Mapping[str, Any]:
         run: JobHandler = importlib.import_module(f"modules.rss.{module}").run
@@ -60,13 +63,26 @@ MANIFEST = Manifest(
     version="0.1.0",
     description="RSS, Atom and JSON Feed polling into mod_rss, published as MessageCreated events",
     jobs=(
-        Job("poll", _run("poll"), "60s", "fetch the feeds that are due"),
-        Job("cleanup", _run("cleanup"), "17 3 * * *", "retention, raw fetch blobs, published outbox rows"),
-        Job("embed", _run("embed"), "1m", "embed new and revised entries for semantic search"),
+        Job("poll", _run("ingest.poll"), "60s", "fetch the feeds that are due"),
         Job(
-            "updateContexts", _run("summarize"), "5m", "summarize feeds with new entries into their contexts"
+            "cleanup",
+            _run("store.cleanup"),
+            "17 3 * * *",
+            "retention, raw fetch blobs, published outbox rows",
         ),
-        Job("fulltext", _run("fulltext"), "5m", "fetch and extract the article pages of full-text feeds"),
+        Job("embed", _run("enrich.embed"), "1m", "embed new and revised entries for semantic search"),
+        Job(
+            "updateContexts",
+            _run("enrich.summarize"),
+            "5m",
+            "summarize feeds with new entries into their contexts",
+        ),
+        Job(
+            "fulltext",
+            _run("enrich.fulltext"),
+            "5m",
+            "fetch and extract the article pages of full-text feeds",
+        ),
     ),
     settings=(*settings.CORE, *AI_SETTINGS, *settings.EMBED, *settings.SUMMARY, *settings.FULLTEXT),
     events=("messageCreated", "messageUpdated", "contextUpdated"),

@@ -91,7 +91,7 @@ Result = tuple[Any, Any]
 
 
 async def _add(host: Host, args: argparse.Namespace) -> Result:
-    from modules.rss import subscribe
+    from modules.rss.subscriptions import subscribe
 
     ctx = await host.context("rss")
     async with ctx.pool.acquire() as conn:
@@ -112,7 +112,7 @@ async def _add(host: Host, args: argparse.Namespace) -> Result:
 async def _fetch_now(ctx: ModuleContext, feed_ids: list[int]) -> dict[str, Any]:
     """Poll new feeds at once, a few at a time, with a progress bar on a terminal."""
     from host import progress
-    from modules.rss import poll
+    from modules.rss.ingest import poll
 
     done = 0
     with progress.bar("fetching new feeds", len(feed_ids)) as update:
@@ -268,30 +268,39 @@ def _check_export_path(path: Path) -> None:
 
 
 async def _import(host: Host, args: argparse.Namespace) -> Result:
-    from modules.rss import subscribe
-    from modules.rss.opml import OpmlError
+    from modules.rss.subscriptions import subscribe
+    from modules.rss.subscriptions.opml import OpmlError
 
     path = Path(args.file)
+    settings = await host.resolved_settings("rss")
     try:
         async with host.require_pool().acquire() as conn:
-            added, existing = await subscribe.import_opml(conn, path.read_bytes())
+            imported = await subscribe.import_opml(
+                conn, path.read_bytes(), allow_private_networks=bool(settings["allow_private_networks"])
+            )
     except OpmlError as exc:
         raise UserError(f"cannot import {path}: {exc}") from None
     except OSError as exc:
         raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
-    data: dict[str, Any] = {"added": len(added), "already_present": existing, "feed_ids": added}
-    if added and not args.no_fetch:
-        data["fetch"] = await _fetch_now(await host.context("rss"), added)
+    data: dict[str, Any] = {
+        "added": len(imported.added),
+        "already_present": imported.already_present,
+        "refused": [{"url": u, "reason": why} for u, why in imported.refused],
+        "feed_ids": imported.added,
+    }
+    if imported.added and not args.no_fetch:
+        data["fetch"] = await _fetch_now(await host.context("rss"), imported.added)
 
     def text(d: dict[str, Any]) -> str:
-        head = f"imported {plural(d['added'], 'feed')} ({d['already_present']} already present)"
-        return head + (f"\n{_fetch_text(d['fetch'])}" if "fetch" in d else "")
+        lines = [f"imported {plural(d['added'], 'feed')} ({d['already_present']} already present)"]
+        lines += [f"refused {r['url']}: {r['reason']}" for r in d["refused"]]
+        return "\n".join(lines + ([_fetch_text(d["fetch"])] if "fetch" in d else []))
 
     return data, text
 
 
 async def _export(host: Host, args: argparse.Namespace) -> Result:
-    from modules.rss import subscribe
+    from modules.rss.subscriptions import subscribe
 
     async with host.require_pool().acquire() as conn:
         opml = await subscribe.export(conn)
@@ -311,7 +320,7 @@ async def _export(host: Host, args: argparse.Namespace) -> Result:
 async def _entries(host: Host, args: argparse.Namespace) -> Result:
     from host.cli import table
     from modules.rss import store
-    from modules.rss.search import parse_since
+    from modules.rss.search.query import parse_since
 
     if not 1 <= args.limit <= 1000:
         raise UserError(f"--limit {args.limit} is out of range", "give 1 to 1000")
@@ -411,7 +420,7 @@ _ACTIONS = {
 
 # -- parser --------------------------------------------------------------------------------------
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from modules.rss import search_cli
+    from modules.rss.search import cli as search_cli
 
     rss = sub.add_parser("rss", help="subscribe to RSS/Atom/JSON feeds and read their entries")
     rss.set_defaults(handler=cmd)

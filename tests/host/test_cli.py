@@ -15,10 +15,10 @@ import pytest
 
 from host.services import free_port
 from tests.fakeai import FakeAI
-from tests.rss.test_embed import fake_ai
+from tests.rss.conftest import fake_ai
 from tests.services import FEEDEATER, feedeater, feedeater_env
 
-__all__ = ["fake_ai"]  # fixture shared with tests/rss/test_embed
+__all__ = ["fake_ai"]  # the rss tests' fixture, for the embed job run through the CLI
 
 
 @pytest.fixture

@@ -8,7 +8,12 @@ from urllib.parse import urljoin
 
 import pytest
 
-from modules.rss.discover import COMMON_FEED_PATHS, DiscoveredFeed, discover_feeds, looks_like_html
+from modules.rss.subscriptions.discover import (
+    COMMON_FEED_PATHS,
+    DiscoveredFeed,
+    discover_feeds,
+    looks_like_html,
+)
 
 LOCAL = Path(__file__).resolve().parents[2] / "fixtures" / "discovery"
 PAGE = "https://www.example.com/blog/post.html"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -17,21 +17,17 @@ from host.errors import UserError
 from host.jobs import run_job
 from host.module import ModuleContext
 from host.runtime import Host
-from modules.rss import MANIFEST, embed, store
+from modules.rss import MANIFEST, store
 from modules.rss import settings as rss_settings
+from modules.rss.enrich import embed
 from modules.rss.model import Entry
 from tests.fakeai import FakeAI, fake_embedding
 from tests.feedserver import FeedServer, Route
+from tests.rss.seed import ingest
 from tests.rss.test_poll import ago, poll, rss
 from tests.services import make_host, reset_stream
 
 FAST = RetryPolicy(retries=2, base_s=0.01, cap_s=0.05)
-
-
-@pytest.fixture
-def fake_ai() -> Iterator[FakeAI]:
-    with FakeAI() as server:
-        yield server
 
 
 def fake_settings(fake: FakeAI, **extra: Any) -> dict[str, Any]:
@@ -88,9 +84,7 @@ async def add_entries(
     """Store entries as the poll job would (one transaction, events queued)."""
     async with host.require_pool().acquire() as conn, conn.transaction():
         feed, _ = await store.add_feed(conn, url=url, title=f"Feed {url}", folder=folder)
-        await store.apply_entries(
-            conn, feed=feed, entries=entries, now=datetime.now(UTC), first_poll=False, lookback_hours=48
-        )
+        await ingest(conn, feed, entries)
     return feed
 
 
@@ -276,14 +270,7 @@ async def test_job_embeds_new_entries_and_reembeds_revised_ones(ai_host: Host, f
     assert (await embed_all(ctx)).get("embedded", 0) == 0  # nothing left to do
 
     async with ai_host.require_pool().acquire() as conn:  # a revision, as the poll job stores it
-        await store.apply_entries(
-            conn,
-            feed=feed,
-            entries=[entry("a", "Solar power", "Now on balconies too.")],
-            now=datetime.now(UTC),
-            first_poll=False,
-            lookback_hours=48,
-        )
+        await ingest(conn, feed, [entry("a", "Solar power", "Now on balconies too.")])
     assert (await states(ai_host))["a"]["status"] == "pending"
     assert (await embed_all(ctx))["embedded"] == 1
     st = await states(ai_host)
@@ -296,14 +283,7 @@ async def test_an_entry_revised_while_embedding_stays_pending(ai_host: Host) -> 
     pool = ai_host.require_pool()
     async with pool.acquire() as conn:
         claimed = await embed.claim(conn, limit=10, max_chars=100)
-        await store.apply_entries(
-            conn,
-            feed=feed,
-            entries=[entry("a", "New", "new text")],
-            now=datetime.now(UTC),
-            first_poll=False,
-            lookback_hours=48,
-        )
+        await ingest(conn, feed, [entry("a", "New", "new text")])
         await embed.save_done(conn, "m", claimed, [[1.0, 0.0]])
     st = (await states(ai_host))["a"]
     assert (

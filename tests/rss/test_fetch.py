@@ -6,7 +6,6 @@ import asyncio
 import gzip
 import ipaddress
 import socket
-import time
 import tracemalloc
 import zlib
 from collections.abc import Iterator
@@ -19,7 +18,7 @@ from typing import Any
 import brotli
 import pytest
 
-from modules.rss.fetch import (
+from host.net.fetcher import (
     FEED_ACCEPT,
     BodyDecoder,
     Fetcher,
@@ -27,7 +26,7 @@ from modules.rss.fetch import (
     parse_retry_after,
     resolve_redirect,
 )
-from modules.rss.netguard import AddressPolicy, BlockedURLError, IPAddress
+from host.net.netguard import AddressPolicy, BlockedURLError, IPAddress
 from tests.feedserver import FeedServer, Route, self_signed_tls
 
 UA = "feedeater-test/1.0 (+https://example.invalid/bot)"
@@ -334,10 +333,8 @@ async def test_compression_bomb_stops_at_the_cap(
     assert len(bomb) < MIB  # the raw size alone would pass the cap
     feed_server.route("/bomb", Route(body=bomb, headers={"Content-Encoding": encoding}))
     async with fetcher(max_bytes=MIB) as f:
-        started = time.monotonic()
         result = await f.fetch(feed_server.url("/bomb"))
-    assert (result.status, result.error_kind) == (0, "too_large")
-    assert time.monotonic() - started < 5
+    assert (result.status, result.error_kind, result.body) == (0, "too_large", None)
 
 
 @pytest.mark.parametrize("encoding", ["gzip", "br"])
@@ -405,10 +402,10 @@ async def test_trickling_server_hits_the_overall_deadline(feed_server: FeedServe
     # One byte every 50 ms never trips a per-read timeout; only the overall deadline stops it.
     feed_server.route("/slow", Route(body=FEED, trickle=(1, 0.05)))
     async with fetcher(timeout_s=0.5) as f:
-        started = time.monotonic()
         result = await f.fetch(feed_server.url("/slow"))
+    # The whole body would take len(FEED) × 50 ms; a timeout (not a 200) proves the overall deadline.
+    assert len(FEED) * 0.05 > 8 * 0.5
     assert (result.status, result.error_kind, result.body) == (0, "timeout", None)
-    assert time.monotonic() - started < 3
 
 
 async def test_connection_refused() -> None:
@@ -474,8 +471,10 @@ async def test_per_host_spacing(feed_server: FeedServer) -> None:
         await asyncio.sleep(0.35)
         assert f._gates == {}
     assert all(r.status == 200 for r in [*results, other])
-    assert other.elapsed_s < 0.6  # spacing is per host: it did not queue behind 127.0.0.1's 0.9 s
     starts = sorted(r.received_at for r in feed_server.requests if r.host == "127.0.0.1")
+    # Spacing is per host: the localhost request did not queue behind 127.0.0.1's spaced requests.
+    (other_start,) = [r.received_at for r in feed_server.requests if r.host == "localhost"]
+    assert other_start < starts[-1]
     gaps = [b - a for a, b in pairwise(starts)]
     assert len(gaps) == 3 and min(gaps) > 0.15
 

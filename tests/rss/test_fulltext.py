@@ -14,12 +14,18 @@ import pytest
 from host.ai import AI_SETTINGS, AIServices
 from host.jobs import run_job
 from host.module import ModuleContext
+from host.net.fetcher import Fetcher, FetchResult
 from host.runtime import Host
-from modules.rss import MANIFEST, fulltext, poll, store
+from modules.rss import MANIFEST, store
 from modules.rss import settings as rss_settings
-from modules.rss.fetch import Fetcher, FetchResult
+from modules.rss.enrich import fulltext
+from modules.rss.ingest import poll
 from modules.rss.model import Entry
+from modules.rss.search.query import SearchQuery, search
+from tests.fakeai import FakeAI
 from tests.feedserver import FeedServer, Route
+from tests.rss.seed import ingest
+from tests.rss.test_embed import embed_all, rss_context
 
 ARTICLES = Path(__file__).resolve().parents[2] / "fixtures" / "articles"
 HTML_UTF8 = {"Content-Type": "text/html; charset=UTF-8"}
@@ -72,9 +78,7 @@ async def add_feed(
 
 
 async def add_entries(conn: Any, feed: store.FeedRow, entries: Sequence[Entry]) -> None:
-    await store.apply_entries(
-        conn, feed=feed, entries=entries, now=datetime.now(UTC), first_poll=False, lookback_hours=48
-    )
+    await ingest(conn, feed, entries)
 
 
 async def module_ctx(
@@ -134,9 +138,8 @@ def fetch_result(
 
 # -- pure decisions ------------------------------------------------------------------------------
 def test_retry_delay_doubles_and_is_capped() -> None:
-    delays = [fulltext.retry_delay(n) for n in (1, 2, 3, 10)]
-    assert delays[:3] == [timedelta(minutes=10), timedelta(minutes=20), timedelta(minutes=40)]
-    assert delays[3] == timedelta(hours=12)
+    delays = [fulltext.RETRY.delay(n) for n in (1, 2, 3, 10)]
+    assert delays == [600, 1200, 2400, 12 * 3600]
 
 
 def test_failures_retry_only_when_transient_and_attempts_remain() -> None:
@@ -418,3 +421,22 @@ async def test_robots_txt_is_cached_for_its_ttl(feed_server: FeedServer) -> None
         other = feed_server.url("/no/1", host="localhost")  # another origin has its own robots.txt
         assert (await robots.check(other))[0] == "disallowed"
         assert len(feed_server.requests_to("/robots.txt")) == 3
+
+
+async def test_one_document_text_a_word_only_in_the_article_is_searched_embedded_and_snippeted(
+    host: Host, feed_server: FeedServer, fake_ai: FakeAI
+) -> None:
+    feed_server.route("/post", Route(body=article("blog_post.html"), headers=HTML_UTF8))
+    await add_feed(
+        host,
+        [make_entry("a", link=feed_server.url("/post"), title="Queues", text="A teaser.")],
+        full_text=True,
+    )
+    ctx = await rss_context(host, fake_ai)
+    assert (await search(ctx.pool, AIServices(), SearchQuery("dozens workers"))).results == []
+    assert (await run_fulltext(await module_ctx(host)))["done"] == 1
+
+    found = await search(ctx.pool, AIServices(), SearchQuery("dozens workers"))  # text side only
+    assert [r.title for r in found.results] == ["Queues"] and "dozens" in found.results[0].snippet
+    await embed_all(ctx)
+    assert BLOG_BODY in fake_ai.embedded_inputs()[-1]

@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from modules.rss.netguard import (
+from host.net.netguard import (
     BlockedAddressError,
     BlockedURLError,
     GuardedBackend,

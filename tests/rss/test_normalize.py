@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from modules.rss.model import Entry, Feed
-from modules.rss.normalize import clean_url, normalize_feed, parse_duration
 from modules.rss.parse import parse_feed
+from modules.rss.parse.normalize import clean_url, normalize_feed, parse_duration
 from modules.rss.parse.raw import RawEnclosure, RawFeed, RawItem, RawText
 
 BASE = "https://site.example.com/blog/feed.xml"

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from lxml import etree
 
-from modules.rss.opml import OpmlError, OpmlFeed, export_opml, parse_opml
+from modules.rss.subscriptions.opml import OpmlError, OpmlFeed, export_opml, parse_opml
 
 LOCAL = Path(__file__).resolve().parents[2] / "fixtures" / "opml"
 # Read at collection time only to name the parametrized cases; the tests themselves go through the

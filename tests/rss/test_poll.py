@@ -12,7 +12,8 @@ import pytest
 
 from host import outbox
 from host.runtime import Host
-from modules.rss import publish, store
+from modules.rss import store
+from modules.rss.ingest import publish
 from tests.feedserver import FeedServer, Route, ago, rss
 from tests.services import BusReader, make_host, reset_stream
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from modules.rss.sanitize import html_to_text, plain_text, sanitize_html, text_to_html
+from modules.rss.parse.sanitize import html_to_text, plain_text, sanitize_html, text_to_html
 
 BASE = "https://blog.example.com/posts/entry.html"
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from modules.rss.schedule import (
+from modules.rss.ingest.schedule import (
     RETRY_AFTER_CEILING_S,
     RETRY_AFTER_FLOOR_S,
     Decision,

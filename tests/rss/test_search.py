@@ -17,8 +17,8 @@ from host.ai import AIServices
 from host.errors import UserError
 from host.module import ModuleContext
 from host.runtime import Host
-from modules.rss import search_service
-from modules.rss.search import (
+from modules.rss.search import service as search_service
+from modules.rss.search.query import (
     Coverage,
     CoverageCache,
     SearchQuery,
@@ -31,10 +31,10 @@ from modules.rss.search import (
     vector_weight,
 )
 from tests.fakeai import FakeAI
-from tests.rss.test_embed import add_entries, ai_host, embed_all, entry, fake_ai, rss_context
+from tests.rss.test_embed import add_entries, ai_host, embed_all, entry, rss_context
 from tests.services import feedeater
 
-__all__ = ["ai_host", "fake_ai"]  # fixtures shared with test_embed
+__all__ = ["ai_host"]  # a fixture shared with test_embed
 
 OLD = datetime.now(UTC) - timedelta(days=30)
 

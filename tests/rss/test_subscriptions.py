@@ -12,9 +12,10 @@ import pytest
 
 from host.errors import UserError
 from host.runtime import Host
-from modules.rss import store, subscribe
+from modules.rss import store
 from modules.rss.cli import parse_assignment
-from modules.rss.opml import parse_opml
+from modules.rss.subscriptions import subscribe
+from modules.rss.subscriptions.opml import parse_opml
 from tests.feedserver import FeedServer, Route
 
 ATOM = b"""<?xml version="1.0" encoding="utf-8"?>
@@ -120,9 +121,10 @@ async def test_opml_import_is_idempotent_and_export_round_trips(host: Host, loca
     data = (local_fixtures / "opml" / "nested-3-levels.opml").read_bytes()
     expected = parse_opml(data)
     async with host.require_pool().acquire() as conn:
-        added, existing = await subscribe.import_opml(conn, data)
-        assert (len(added), existing) == (len(expected), 0)
-        assert await subscribe.import_opml(conn, data) == ([], len(expected))
+        first = await subscribe.import_opml(conn, data, allow_private_networks=False)
+        assert (len(first.added), first.already_present, first.refused) == (len(expected), 0, [])
+        again = await subscribe.import_opml(conn, data, allow_private_networks=False)
+        assert (again.added, again.already_present) == ([], len(expected))
         exported = await subscribe.export(conn)
     assert sorted(parse_opml(exported), key=lambda f: f.url) == sorted(expected, key=lambda f: f.url)
     assert any(f.folder and f.folder.count("/") >= 2 for f in expected)  # the fixture really nests folders
@@ -184,3 +186,34 @@ def test_cli_user_errors_are_one_line(tmp_path: Path, database_url: str, nats_ur
         assert res.stderr.startswith("feedeater: error: ") and "Traceback" not in res.stderr, res.stderr
     res = run("list", "--json")
     assert res.returncode == 0 and json.loads(res.stdout) == []
+
+
+OPML_WITH_BAD_URLS = b"""<?xml version="1.0"?>
+<opml version="2.0"><head><title>t</title></head><body>
+  <outline type="rss" text="ok" xmlUrl="HTTP://Example.ORG:80/feed.xml#top"/>
+  <outline type="rss" text="metadata" xmlUrl="http://169.254.169.254/latest/meta-data/"/>
+  <outline type="rss" text="loopback" xmlUrl="http://0x7f.1/feed"/>
+  <outline type="rss" text="file" xmlUrl="file:///etc/passwd"/>
+  <outline type="rss" text="creds" xmlUrl="http://user:pw@example.org/feed"/>
+</body></opml>"""
+
+
+async def test_opml_import_vets_every_url_as_rss_add_does(host: Host) -> None:
+    async with host.require_pool().acquire() as conn:
+        got = await subscribe.import_opml(conn, OPML_WITH_BAD_URLS, allow_private_networks=False)
+        urls = [r["url"] for r in await conn.fetch("SELECT url FROM mod_rss.feeds")]
+    assert len(got.added) == 1 and urls == ["http://example.org/feed.xml"]  # normalized like `rss add`
+    reasons = dict(got.refused)
+    assert set(reasons) == {
+        "http://169.254.169.254/latest/meta-data/",
+        "http://0x7f.1/feed",
+        "http://user:pw@example.org/feed",
+    }  # file:// never gets this far: the OPML reader keeps only web URLs
+    assert "rss.allow_private_networks" in reasons["http://0x7f.1/feed"]
+    assert "credentials" in reasons["http://user:pw@example.org/feed"]
+
+
+async def test_opml_import_of_private_addresses_follows_the_setting(host: Host) -> None:
+    async with host.require_pool().acquire() as conn:
+        got = await subscribe.import_opml(conn, OPML_WITH_BAD_URLS, allow_private_networks=True)
+    assert len(got.added) == 3 and len(got.refused) == 1

@@ -21,9 +21,11 @@ from host.events import utf16_len
 from host.jobs import run_job
 from host.module import ModuleContext
 from host.runtime import Host
-from modules.rss import MANIFEST, publish, summarize
+from modules.rss import MANIFEST
 from modules.rss import settings as rss_settings
-from modules.rss.summarize import ReplyError, Summary, WindowEntry
+from modules.rss.enrich import summarize
+from modules.rss.enrich.summarize import ReplyError, Summary, WindowEntry
+from modules.rss.ingest import publish
 from tests.fakeai import FakeAI
 from tests.rss.test_fulltext import add_entries, add_feed, make_entry, module_ctx
 from tests.services import BusReader

@@ -15,7 +15,8 @@ import pytest
 
 from host.errors import UserError
 from host.runtime import Host
-from modules.rss import store, subscribe
+from modules.rss import store
+from modules.rss.subscriptions import subscribe
 from tests.feedserver import FeedServer, Route, ago, rss
 from tests.services import feedeater_env, make_host
 

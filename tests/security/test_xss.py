@@ -13,7 +13,7 @@ import re
 import pytest
 from lxml import html as lxml_html
 
-from modules.rss.sanitize import sanitize_html
+from modules.rss.parse.sanitize import sanitize_html
 
 BASE = "https://blog.example.com/posts/entry.html"
 # After OWASP's XSS Filter Evasion Cheat Sheet (and the classic RSnake list it grew from).

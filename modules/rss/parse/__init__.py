@@ -11,10 +11,10 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from modules.rss.model import Feed
-from modules.rss.normalize import normalize_feed
 from modules.rss.parse import lenient, xmlfast
 from modules.rss.parse.encoding import Decoded, decode
 from modules.rss.parse.jsonfeed import parse_json
+from modules.rss.parse.normalize import normalize_feed
 from modules.rss.parse.raw import FeedParseError, RawFeed
 
 __all__ = ["FeedParseError", "parse_feed"]

@@ -1,4 +1,4 @@
-"""The intermediate shape every format parser produces and `modules.rss.normalize` consumes (and the
+"""The intermediate shape every format parser produces and `modules.rss.parse.normalize` consumes (and the
 error they raise for documents that are not feeds).
 
 Parsers (lxml fast path, feedparser fallback, JSON Feed) only map their format's vocabulary onto these

@@ -1,13 +1,14 @@
-"""Stored entry → FeedEater `NormalizedMessage` (pure). See docs/bus.md for the field mapping."""
+"""Intents → FeedEater events (pure): `NormalizedMessage` per new or revised entry. See docs/bus.md."""
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import asdict
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from host.events import Event, iso_z, message_created, message_updated, stable_uuid
+from modules.rss.ingest.diff import Intents
 from modules.rss.model import Entry
 
 MODULE = "rss"
@@ -22,18 +23,6 @@ def message_id(feed_id: int, guid: str) -> uuid.UUID:
 
 def context_key(feed_id: int) -> str:
     return f"feed:{feed_id}"
-
-
-def is_realtime(*, first_poll: bool, published: datetime | None, now: datetime, lookback_hours: int) -> bool:
-    """Fresh entries only: not the backfill of a feed's first poll, and published inside the lookback window.
-
-    Entries without a date count as fresh when they appear after the first poll: their first-seen time is now.
-    """
-    if first_poll:
-        return False
-    if published is None:
-        return True
-    return now - timedelta(hours=lookback_hours) <= published <= now + timedelta(minutes=15)
 
 
 def build_message(
@@ -125,3 +114,32 @@ def created_event(message: dict[str, Any]) -> Event:
 
 def updated_event(message: dict[str, Any], content_hash: str) -> Event:
     return message_updated(MODULE, message, content_hash)
+
+
+def events(intents: Intents, inserted: set[str]) -> list[Event]:
+    """One MessageCreated per new entry that storage really inserted, one MessageUpdated per revision.
+
+    `inserted` guards against a concurrent writer: an entry someone else inserted first is theirs to announce.
+    """
+    out: list[Event] = []
+    for new in intents.new:
+        if new.entry.guid in inserted:
+            message = build_message(
+                new.entry,
+                feed_id=intents.feed_id,
+                feed_title=intents.feed_title,
+                first_seen=intents.now,
+                realtime=new.realtime,
+            )
+            out.append(created_event(message))
+    for rev in intents.revised:
+        message = build_message(
+            rev.entry,
+            feed_id=intents.feed_id,
+            feed_title=intents.feed_title,
+            first_seen=rev.known.first_seen,
+            realtime=False,
+            revision=rev.revision,
+        )
+        out.append(updated_event(message, rev.entry.content_hash))
+    return out

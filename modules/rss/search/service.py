@@ -20,7 +20,7 @@ from nats.aio.subscription import Subscription
 from host.ai import AIServices
 from host.errors import UserError
 from host.module import ModuleContext
-from modules.rss.search import CoverageCache, parse_request, search
+from modules.rss.search.query import CoverageCache, parse_request, search
 
 log = logging.getLogger("feedeater.rss.search")
 

@@ -21,8 +21,10 @@ import asyncpg
 
 from host import progress
 from host.ai import Embedder, ProviderError
+from host.backoff import Backoff
 from host.errors import UserError
 from host.module import ModuleContext
+from host.workqueue import WorkQueue
 from modules.rss import metrics
 
 log = logging.getLogger("feedeater.rss.embed")
@@ -30,6 +32,7 @@ log = logging.getLogger("feedeater.rss.embed")
 LEASE_S = 600  # a claimed batch is invisible to other hosts this long (a crashed host's batch comes back)
 RETRY_BASE_S = 60.0
 RETRY_CAP_S = 3600.0
+RETRY = Backoff(RETRY_BASE_S, RETRY_CAP_S)
 MAX_DIMS = {"vector": 2000, "halfvec": 4000}  # pgvector's HNSW limits
 
 
@@ -46,7 +49,7 @@ def embedding_text(title: str, text: str, max_chars: int) -> str:
 
 def retry_delay_s(attempts: int) -> float:
     """Backoff before the next try of an entry that failed `attempts` times: 1, 2, 4 … 60 minutes."""
-    return min(RETRY_CAP_S, RETRY_BASE_S * 2 ** max(attempts - 1, 0))
+    return RETRY.delay(attempts)
 
 
 def vector_type(dims: int) -> str:
@@ -95,26 +98,28 @@ class Claimed:
     text: str
 
 
+QUEUE = WorkQueue(
+    table="mod_rss.entry_embeddings",
+    key="entry_id",
+    due="q.status = 'pending'",
+    order="q.entry_id DESC",
+    lease_column="next_attempt_at",  # a lease is a backoff that ends the same way
+    owner_column=None,
+    returning="q.entry_id, q.attempts, e.title, t.best_text, e.content_hash",
+    returning_from=", mod_rss.entries e, mod_rss.entry_text t",
+    returning_where="AND e.id = q.entry_id AND t.entry_id = q.entry_id",
+)
+
+
 async def claim(conn: asyncpg.Connection, *, limit: int, max_chars: int) -> list[Claimed]:
     """Lease up to `limit` due pending entries, newest first (fresh news matters most in search)."""
-    rows = await conn.fetch(
-        """WITH due AS (
-               SELECT entry_id FROM mod_rss.entry_embeddings
-               WHERE status = 'pending' AND next_attempt_at <= now()
-               ORDER BY entry_id DESC LIMIT $1 FOR UPDATE SKIP LOCKED)
-           UPDATE mod_rss.entry_embeddings x SET next_attempt_at = now() + make_interval(secs => $2)
-           FROM due, mod_rss.entries e
-           WHERE x.entry_id = due.entry_id AND e.id = x.entry_id
-           RETURNING x.entry_id, x.attempts, e.title, e.content_text, e.content_hash""",
-        limit,
-        float(LEASE_S),
-    )
+    rows = await QUEUE.claim(conn, now=None, limit=limit, lease_s=LEASE_S)
     return [
         Claimed(
             r["entry_id"],
             r["content_hash"],
             r["attempts"],
-            embedding_text(r["title"], r["content_text"], max_chars),
+            embedding_text(r["title"], r["best_text"], max_chars),
         )
         for r in rows
     ]

@@ -33,7 +33,8 @@ from host import contexts
 from host.ai import Embedder, Summarizer
 from host.events import iso_z, truncate_utf16
 from host.module import ModuleContext
-from modules.rss import publish
+from host.workqueue import WorkQueue
+from modules.rss.ingest import publish
 
 log = logging.getLogger("feedeater.rss.summarize")
 
@@ -395,22 +396,27 @@ async def _candidates(conn: asyncpg.Connection, now: datetime) -> list[Candidate
     ]
 
 
+LEASES = WorkQueue(
+    table="mod_rss.feed_summaries",
+    key="feed_id",
+    # re-checked under the row lock: another host may have summarized the feed since we looked
+    due="q.feed_id = ANY($4::bigint[]) AND EXISTS (SELECT 1 FROM mod_rss.entries e"
+    " WHERE e.feed_id = q.feed_id AND e.id > coalesce(q.last_entry_id, 0))",
+    order="q.feed_id",
+    returning="q.feed_id",
+)
+
+
 async def _lease(
     conn: asyncpg.Connection, feed_ids: list[int], *, host_id: str, lease_s: int, now: datetime
 ) -> set[int]:
     """Reserve feeds for this host so two hosts never summarize one feed at once."""
-    rows = await conn.fetch(
-        """INSERT INTO mod_rss.feed_summaries AS s (feed_id, lease_until, leased_by)
-           SELECT unnest($1::bigint[]), $2::timestamptz + make_interval(secs => $3), $4
-           ON CONFLICT (feed_id) DO UPDATE SET lease_until = EXCLUDED.lease_until, leased_by = EXCLUDED.leased_by
-           WHERE (s.lease_until IS NULL OR s.lease_until < $2)
-             -- re-checked under the row lock: another host may have summarized it since we looked
-             AND EXISTS (SELECT 1 FROM mod_rss.entries e WHERE e.feed_id = s.feed_id AND e.id > coalesce(s.last_entry_id, 0))
-           RETURNING feed_id""",
+    await conn.execute(
+        "INSERT INTO mod_rss.feed_summaries (feed_id) SELECT unnest($1::bigint[]) ON CONFLICT DO NOTHING",
         feed_ids,
-        now,
-        float(lease_s),
-        host_id,
+    )
+    rows = await LEASES.claim(
+        conn, now=now, limit=len(feed_ids), lease_s=lease_s, owner=host_id, params=[feed_ids]
     )
     return {r["feed_id"] for r in rows}
 

@@ -33,10 +33,11 @@ from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from typing import Literal
 
+from host.backoff import Backoff
+
 EWMA_WINDOW = 20  # recent publication times used for the inter-arrival EWMA (§6.3)
 RETRY_AFTER_FLOOR_S = 60.0
 RETRY_AFTER_CEILING_S = 30 * 86400.0
-_MAX_BACKOFF_EXPONENT = 64  # 2**64 × any sane base is far past any cap; keeps huge counters finite
 _DAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 OutcomeKind = Literal["not_modified", "new_entries", "no_new", "error", "rate_limited", "gone"]
@@ -126,8 +127,7 @@ def decide(
         if outcome.retry_after_s is not None:
             pause = min(max(outcome.retry_after_s, RETRY_AFTER_FLOOR_S), RETRY_AFTER_CEILING_S)
             return _finish(carried, now, pause, "retry-after", outcome, ewma)
-        exponent = min(max(outcome.consecutive_errors, 1) - 1, _MAX_BACKOFF_EXPONENT)
-        backoff = min(params.backoff_base_s * 2.0**exponent, params.backoff_cap_s)
+        backoff = Backoff(params.backoff_base_s, params.backoff_cap_s).delay(outcome.consecutive_errors)
         return _finish(carried, now, _jittered(backoff, params, rng), "error-backoff", outcome, ewma)
 
     if override_interval_s is not None:

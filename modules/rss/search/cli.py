@@ -23,7 +23,7 @@ HOST_REPLY_TIMEOUT_S = 10.0  # the host's own query embedding gives up after 5 s
 
 async def cmd_search(host: Host, args: argparse.Namespace) -> int:
     from host.cli import emit
-    from modules.rss.search import parse_request
+    from modules.rss.search.query import parse_request
 
     fields = {
         "query": args.query,
@@ -48,7 +48,7 @@ async def _ask_host(host: Host, request: dict[str, Any]) -> dict[str, Any] | Non
     import nats
     from nats.errors import Error as NatsError
 
-    from modules.rss.search_service import SUBJECT
+    from modules.rss.search.service import SUBJECT
 
     url = host.config.nats_url or host.services.nats.status().url
     if not url:
@@ -70,7 +70,7 @@ async def _ask_host(host: Host, request: dict[str, Any]) -> dict[str, Any] | Non
 
 
 async def _search_here(host: Host, request: dict[str, Any]) -> dict[str, Any]:
-    from modules.rss.search import parse_request, search
+    from modules.rss.search.query import parse_request, search
 
     await host.open(with_bus=False)
     ctx = await host.context("rss")
@@ -104,7 +104,7 @@ async def cmd_reembed(host: Host, args: argparse.Namespace) -> int:
 
     from host import progress
     from host.cli import emit
-    from modules.rss import embed
+    from modules.rss.enrich import embed
 
     await host.open(with_bus=False)
     ctx = await host.context("rss")

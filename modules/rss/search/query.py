@@ -27,7 +27,7 @@ import asyncpg
 
 from host.ai import AIServices, ProviderError
 from host.errors import UserError
-from modules.rss.embed import vector_expr, vector_type
+from modules.rss.enrich.embed import vector_expr, vector_type
 
 Mode = Literal["hybrid", "text", "vector"]
 
@@ -380,9 +380,10 @@ async def _title_matches(conn: asyncpg.Connection, query: SearchQuery) -> list[i
 async def _details(conn: asyncpg.Connection, fused: list[Fused], tsq: str | None) -> list[SearchResult]:
     rows = await conn.fetch(
         """SELECT e.id, e.message_id, e.feed_id, f.title AS feed_title, e.title, e.link, e.published,
-                   CASE WHEN $2::text IS NULL THEN left(e.content_text, 240)
-                        ELSE ts_headline('simple', left(e.content_text, 20000), $2::tsquery, $3) END AS snippet
-            FROM mod_rss.entries e JOIN mod_rss.feeds f ON f.id = e.feed_id WHERE e.id = ANY($1::bigint[])""",
+                   CASE WHEN $2::text IS NULL THEN left(t.best_text, 240)
+                        ELSE ts_headline('simple', left(t.best_text, 20000), $2::tsquery, $3) END AS snippet
+            FROM mod_rss.entries e JOIN mod_rss.feeds f ON f.id = e.feed_id
+            JOIN mod_rss.entry_text t ON t.entry_id = e.id WHERE e.id = ANY($1::bigint[])""",
         [f.entry_id for f in fused],
         tsq,
         HEADLINE,

@@ -17,7 +17,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 from modules.rss.model import Enclosure, Entry, Feed
 from modules.rss.parse.dates import parse_date
 from modules.rss.parse.raw import RawEnclosure, RawFeed, RawItem, RawText
-from modules.rss.sanitize import html_to_text, plain_text, sanitize_html, text_to_html
+from modules.rss.parse.sanitize import html_to_text, plain_text, sanitize_html, text_to_html
 
 WORDS_PER_MINUTE = 230
 FUTURE_TOLERANCE = timedelta(minutes=5)  # clock skew between publisher and us is not "future"

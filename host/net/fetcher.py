@@ -29,7 +29,7 @@ import brotli
 import httpcore
 import httpx
 
-from modules.rss.netguard import (
+from host.net.netguard import (
     AddressPolicy,
     BlockedURLError,
     GuardedTransport,

@@ -6,15 +6,27 @@ from dataclasses import dataclass
 from urllib.parse import urljoin
 
 import asyncpg
+import httpx
 
 from host.errors import UserError
+from host.net.fetcher import Fetcher, FetchResult
+from host.net.netguard import (
+    BlockedAddressError,
+    BlockedURLError,
+    check_url,
+    is_public_address,
+    parse_ip_host,
+)
 from modules.rss import store
-from modules.rss.discover import COMMON_FEED_PATHS, DiscoveredFeed, discover_feeds, looks_like_html
-from modules.rss.fetch import Fetcher, FetchResult
 from modules.rss.model import Feed
-from modules.rss.netguard import BlockedURLError, check_url
-from modules.rss.opml import OpmlFeed, export_opml, parse_opml
 from modules.rss.parse import FeedParseError, parse_feed
+from modules.rss.subscriptions.discover import (
+    COMMON_FEED_PATHS,
+    DiscoveredFeed,
+    discover_feeds,
+    looks_like_html,
+)
+from modules.rss.subscriptions.opml import OpmlFeed, export_opml, parse_opml
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,19 +141,46 @@ async def subscribe(
     )
 
 
-async def import_opml(conn: asyncpg.Connection, data: bytes) -> tuple[list[int], int]:
-    """Add every feed of an OPML document (no fetching here); returns (ids added, already present).
-    Idempotent."""
-    feeds = parse_opml(data)
+def vet_url(url: str, *, allow_private_networks: bool) -> str:
+    """The checks every way of subscribing shares, before any request: the URL normalized for fetching
+    (`check_url`), and an address literal that is not public refused unless the setting allows it. Host
+    names are judged again on the address actually connected to, at every fetch."""
+    normalized = check_url(url)
+    ip = parse_ip_host(httpx.URL(normalized).host)
+    if ip is not None and not allow_private_networks and not is_public_address(ip):
+        raise BlockedAddressError(
+            f"{ip} is a private or reserved address (set rss.allow_private_networks=true to allow it)"
+        )
+    return normalized
+
+
+@dataclass(frozen=True, slots=True)
+class Imported:
+    added: list[int]  # ids of the feeds added (`rss import` fetches them at once)
+    already_present: int
+    refused: list[tuple[str, str]]  # (url as written, why)
+
+
+async def import_opml(conn: asyncpg.Connection, data: bytes, *, allow_private_networks: bool) -> Imported:
+    """Add every feed of an OPML document (no fetching here), each URL vetted as `rss add` vets it; a
+    refused URL is reported and skipped, the rest are added. Idempotent."""
     added: list[int] = []
+    present = 0
+    refused: list[tuple[str, str]] = []
     async with conn.transaction():
-        for f in feeds:
+        for f in parse_opml(data):
+            try:
+                url = vet_url(f.url, allow_private_networks=allow_private_networks)
+            except BlockedURLError as exc:
+                refused.append((f.url, str(exc)))
+                continue
             row, created = await store.add_feed(
-                conn, url=f.url, title=f.title or "", site_url=f.site_url, folder=f.folder
+                conn, url=url, title=f.title or "", site_url=f.site_url, folder=f.folder
             )
             if created:
                 added.append(row.id)
-    return added, len(feeds) - len(added)
+            present += not created
+    return Imported(added, present, refused)
 
 
 async def export(conn: asyncpg.Connection) -> bytes:

@@ -27,11 +27,13 @@ import asyncpg
 from readability import Document
 from readability.readability import Unparseable
 
+from host.backoff import Backoff
 from host.module import ModuleContext
-from modules.rss.discover import looks_like_html
-from modules.rss.fetch import Fetcher, FetchResult
+from host.net.fetcher import Fetcher, FetchResult
+from host.workqueue import WorkQueue
 from modules.rss.parse.encoding import decode
-from modules.rss.sanitize import html_to_text, sanitize_html
+from modules.rss.parse.sanitize import html_to_text, sanitize_html
+from modules.rss.subscriptions.discover import looks_like_html
 
 log = logging.getLogger("feedeater.rss.fulltext")
 
@@ -65,9 +67,8 @@ class Outcome:
     article: Article | None = None  # when done
 
 
-def retry_delay(attempts: int) -> timedelta:
-    """Exponential backoff after the n-th failed attempt: 10 min, 20 min, 40 min … capped at 12 h."""
-    return min(timedelta(minutes=10) * 2 ** max(attempts - 1, 0), timedelta(hours=12))
+# After the n-th failed attempt: 10 min, 20 min, 40 min … capped at 12 h; a longer Retry-After wins (≤ 30 days).
+RETRY = Backoff(base_s=600, cap_s=12 * 3600, retry_after_cap_s=30 * 86400)
 
 
 def failure(
@@ -76,10 +77,7 @@ def failure(
     """A failed attempt: transient ones are retried with backoff (or Retry-After) until attempts run out."""
     if not transient or attempts >= max_attempts:
         return Outcome("failed", error)
-    delay = retry_delay(attempts)
-    if retry_after_s is not None:
-        delay = max(delay, timedelta(seconds=retry_after_s))
-    return Outcome("failed", error, delay)
+    return Outcome("failed", error, timedelta(seconds=RETRY.delay(attempts, retry_after_s)))
 
 
 def is_transient(res: FetchResult) -> bool:
@@ -222,28 +220,26 @@ async def _enqueue(conn: asyncpg.Connection, *, auto_partial: bool, max_age_days
     )
 
 
+QUEUE = WorkQueue(
+    table="mod_rss.entry_fulltext",
+    key="entry_id",
+    join="JOIN mod_rss.entries e ON e.id = q.entry_id JOIN mod_rss.feeds f ON f.id = e.feed_id",
+    due="q.next_attempt_at <= $1 AND f.enabled AND (f.full_text OR ($4 AND e.partial_content))",
+    order="q.next_attempt_at, e.effective_at DESC",
+    owner_column=None,
+    set_extra="attempts = q.attempts + 1, updated_at = $1",
+    returning="q.entry_id, q.link, q.attempts, e.word_count",
+    returning_from=", mod_rss.entries e",
+    returning_where="AND e.id = q.entry_id",
+)
+
+
 async def _claim(
     conn: asyncpg.Connection, *, auto_partial: bool, limit: int, lease_s: int, now: datetime
 ) -> list[Claim]:
-    """Lease due rows to this host (SKIP LOCKED: hosts share the work); the attempt is counted up front,
-    so a page that crashes the worker still runs out of attempts."""
-    rows = await conn.fetch(
-        """WITH due AS (
-               SELECT ft.entry_id FROM mod_rss.entry_fulltext ft
-               JOIN mod_rss.entries e ON e.id = ft.entry_id JOIN mod_rss.feeds f ON f.id = e.feed_id
-               WHERE ft.next_attempt_at <= $1 AND (ft.lease_until IS NULL OR ft.lease_until < $1)
-                 AND f.enabled AND (f.full_text OR ($2 AND e.partial_content))
-               ORDER BY ft.next_attempt_at, e.effective_at DESC LIMIT $3
-               FOR UPDATE OF ft SKIP LOCKED)
-           UPDATE mod_rss.entry_fulltext ft
-           SET lease_until = $1 + make_interval(secs => $4), attempts = ft.attempts + 1, updated_at = $1
-           FROM due, mod_rss.entries e WHERE ft.entry_id = due.entry_id AND e.id = ft.entry_id
-           RETURNING ft.entry_id, ft.link, ft.attempts, e.word_count""",
-        now,
-        auto_partial,
-        limit,
-        float(lease_s),
-    )
+    """Lease due rows to this host; the attempt is counted up front, so a page that crashes the worker
+    still runs out of attempts."""
+    rows = await QUEUE.claim(conn, now=now, limit=limit, lease_s=lease_s, params=[auto_partial])
     return [Claim(r["entry_id"], r["link"], r["attempts"], r["word_count"]) for r in rows]
 
 

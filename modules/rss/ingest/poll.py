@@ -24,11 +24,12 @@ import asyncpg
 
 from host import progress
 from host.module import ModuleContext
+from host.net.fetcher import Fetcher, FetchResult
 from modules.rss import metrics, store
-from modules.rss.fetch import Fetcher, FetchResult
+from modules.rss.ingest import intake, processors
+from modules.rss.ingest.schedule import Decision, Outcome, ScheduleParams, decide
 from modules.rss.model import Feed
 from modules.rss.parse import FeedParseError, parse_feed
-from modules.rss.schedule import Decision, Outcome, ScheduleParams, decide
 
 log = logging.getLogger("feedeater.rss.poll")
 _MAX_AGE = re.compile(r"max-age\s*=\s*(\d+)", re.IGNORECASE)
@@ -187,10 +188,18 @@ async def _handle_body(
     meta = _meta_changes(feed, parsed, res) | ({"stale": False} if feed.stale else {})
     feed.title = parsed.title or feed.title  # messages carry the feed's current title
     async with ctx.pool.acquire() as conn, conn.transaction():
-        changes = await store.apply_entries(
-            conn, feed=feed, entries=parsed.entries, now=now, first_poll=first_poll, lookback_hours=lookback
+        intents, inserted = await intake.ingest(
+            conn,
+            ctx.emit,
+            feed_id=feed.id,
+            feed_title=feed.title,
+            entries=parsed.entries,
+            now=now,
+            first_poll=first_poll,
+            lookback_hours=lookback,
+            steps=ctx.state.get("processors", processors.DEFAULT),
         )
-        decision = _decide(ctx, claim, now, _outcome(parsed, res, changes.new))
+        decision = _decide(ctx, claim, now, _outcome(parsed, res, len(inserted)))
         await store.update_feed_meta(conn, feed.id, meta)
         await store.finish_poll(
             conn,
@@ -203,29 +212,25 @@ async def _handle_body(
                 "successful_polls": claim.successful_polls + 1,
             },
         )
-    metrics.ENTRIES.labels("new").inc(changes.new)
-    metrics.ENTRIES.labels("updated").inc(changes.updated)
+    counts = Counter(
+        new=len(inserted),
+        updated=len(intents.revised),
+        unchanged=len(intents.unchanged),
+        tombstoned=len(intents.gone),
+    )
+    metrics.ENTRIES.labels("new").inc(counts["new"])
+    metrics.ENTRIES.labels("updated").inc(counts["updated"])
     log.info(
         "feed %s: %d new, %d updated, %d unchanged, next poll in %.0f min (%s)",
         feed.id,
-        changes.new,
-        changes.updated,
-        changes.unchanged,
+        counts["new"],
+        counts["updated"],
+        counts["unchanged"],
         decision.interval_s / 60,
         decision.reason,
-        extra={
-            "feed_id": feed.id,
-            "new": changes.new,
-            "updated": changes.updated,
-            "duplicate": changes.unchanged,
-            "tombstoned": changes.tombstoned,
-            "entries": len(parsed.entries),
-            "parser": parsed.parser,
-        },
+        extra={"feed_id": feed.id, "entries": len(parsed.entries), "parser": parsed.parser, **counts},
     )
-    return Counter(
-        new=changes.new, updated=changes.updated, unchanged=changes.unchanged, tombstoned=changes.tombstoned
-    )
+    return counts
 
 
 async def _handle_no_body(ctx: ModuleContext, claim: store.Claim, res: FetchResult, now: datetime) -> None:

@@ -1,0 +1,1 @@
+"""Enrichment after intake: embeddings, full-text articles, per-feed context summaries."""

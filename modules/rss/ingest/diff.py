@@ -1,0 +1,82 @@
+"""Parsed entries against stored ones → typed intents (pure).
+
+Like reader's `_update`: deciding what changed is separate from writing it, so processors (filters,
+cross-feed dedup, scoring) work on plain data and storage only writes what the intents say.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence, Set
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from modules.rss.model import Entry
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """What storage knows of one stored entry."""
+
+    content_hash: str
+    revision: int
+    first_seen: datetime
+
+
+@dataclass(slots=True)
+class New:
+    entry: Entry
+    realtime: bool = False  # set by the `mark_realtime` processor
+
+
+@dataclass(slots=True)
+class Revised:
+    entry: Entry
+    known: Known
+
+    @property
+    def revision(self) -> int:
+        return self.known.revision + 1
+
+
+@dataclass(slots=True)
+class Intents:
+    """Everything one intake of one feed document will do."""
+
+    feed_id: int
+    feed_title: str
+    now: datetime
+    first_poll: bool  # the feed's first successful parse: its backlog is never realtime
+    lookback_hours: int
+    new: list[New] = field(default_factory=list)
+    revised: list[Revised] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)  # guids seen again with the same content
+    gone: list[str] = field(default_factory=list)  # guids deleted before (tombstoned): never re-added
+
+    @property
+    def seen(self) -> list[str]:
+        """Guids already stored that the document still carries (their last_seen moves)."""
+        return [r.entry.guid for r in self.revised] + self.unchanged
+
+
+def diff(
+    entries: Sequence[Entry],
+    known: Mapping[str, Known],
+    tombstoned: Set[str],
+    *,
+    feed_id: int,
+    feed_title: str,
+    now: datetime,
+    first_poll: bool,
+    lookback_hours: int,
+) -> Intents:
+    intents = Intents(feed_id, feed_title, now, first_poll, lookback_hours)
+    for e in entries:
+        if e.guid in tombstoned:
+            intents.gone.append(e.guid)
+        elif (k := known.get(e.guid)) is None:
+            intents.new.append(New(e))
+        elif k.content_hash != e.content_hash:
+            intents.revised.append(Revised(e, k))
+        else:
+            intents.unchanged.append(e.guid)
+    return intents

@@ -1,0 +1,51 @@
+"""The intake seam: parsed entries → intents → processors → storage writes → events, in the caller's transaction.
+
+Every way entries arrive (a poll, a WebSub push, an archive page) goes through `ingest`, so they are
+diffed, processed, stored and announced the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
+
+import asyncpg
+
+from host.events import Event
+from modules.rss import store
+from modules.rss.ingest import diff, processors, publish
+from modules.rss.model import Entry
+
+Emit = Callable[[asyncpg.Connection, Sequence[Event]], Awaitable[int]]
+
+
+async def ingest(
+    conn: asyncpg.Connection,
+    emit: Emit,
+    *,
+    feed_id: int,
+    feed_title: str,
+    entries: Sequence[Entry],
+    now: datetime,
+    first_poll: bool,
+    lookback_hours: int,
+    steps: Sequence[processors.Processor] = processors.DEFAULT,
+) -> tuple[diff.Intents, set[str]]:
+    """Returns the processed intents and the guids really inserted (the new entries announced)."""
+    known, tombstoned = await store.load_known(conn, feed_id, [e.guid for e in entries])
+    intents = processors.run(
+        diff.diff(
+            entries,
+            known,
+            tombstoned,
+            feed_id=feed_id,
+            feed_title=feed_title,
+            now=now,
+            first_poll=first_poll,
+            lookback_hours=lookback_hours,
+        ),
+        steps,
+    )
+    inserted = await store.write(conn, intents)
+    await emit(conn, publish.events(intents, inserted))
+    return intents, inserted

@@ -1,0 +1,41 @@
+"""Entry processors: an ordered list of pure steps run on a feed's intents before anything is written.
+
+This is where filters, cross-feed dedup or scoring hook in: a processor takes the intents and returns
+them (changed or not). It sees no connection and no bus, so each is tested on plain data. The poll job
+runs `ctx.state["processors"]` when a module or test sets it, else `DEFAULT`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+
+from modules.rss.ingest.diff import Intents
+
+Processor = Callable[[Intents], Intents]
+
+FUTURE_TOLERANCE = timedelta(minutes=15)
+
+
+def mark_realtime(intents: Intents) -> Intents:
+    """Fresh entries only: not a first poll's backlog, and published inside the lookback window.
+
+    An entry without a date counts as fresh when it appears after the first poll: first seen is now.
+    """
+    if intents.first_poll:
+        return intents
+    oldest = intents.now - timedelta(hours=intents.lookback_hours)
+    newest = intents.now + FUTURE_TOLERANCE
+    for new in intents.new:
+        published = new.entry.published
+        new.realtime = published is None or oldest <= published <= newest
+    return intents
+
+
+DEFAULT: tuple[Processor, ...] = (mark_realtime,)
+
+
+def run(intents: Intents, processors: Sequence[Processor] = DEFAULT) -> Intents:
+    for process in processors:
+        intents = process(intents)
+    return intents

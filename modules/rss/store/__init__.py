@@ -1,0 +1,50 @@
+"""mod_rss storage: only writes and reads rows; decisions are made before it is called.
+
+`store.X` is the module's storage API; the submodules group it by table family.
+"""
+
+from modules.rss.store.entries import delete_entry, expire_entries, load_known, write
+from modules.rss.store.feeds import (
+    EDITABLE,
+    FEED_COLUMNS,
+    Claim,
+    FeedRow,
+    add_feed,
+    claim_due,
+    claim_feeds,
+    finish_poll,
+    get_feed,
+    list_feeds,
+    remove_feed,
+    update_feed,
+    update_feed_meta,
+)
+from modules.rss.store.raw import RawSaved, delete_orphan_blobs, mark_parse_error, save_raw
+from modules.rss.store.reading import get_entry, list_entries, mark_entries
+
+__all__ = [
+    "EDITABLE",
+    "FEED_COLUMNS",
+    "Claim",
+    "FeedRow",
+    "RawSaved",
+    "add_feed",
+    "claim_due",
+    "claim_feeds",
+    "delete_entry",
+    "delete_orphan_blobs",
+    "expire_entries",
+    "finish_poll",
+    "get_entry",
+    "get_feed",
+    "list_entries",
+    "list_feeds",
+    "load_known",
+    "mark_entries",
+    "mark_parse_error",
+    "remove_feed",
+    "save_raw",
+    "update_feed",
+    "update_feed_meta",
+    "write",
+]

@@ -1,0 +1,234 @@
+"""Feeds and their poll state: subscriptions, per-feed settings, leases (claims) and poll outcomes.
+
+Every function takes a connection so callers decide the transaction.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from host.errors import UserError
+from host.workqueue import WorkQueue
+
+FEED_COLUMNS = (
+    "id, url, title, site_url, description, format, folder, enabled, interval_override_s, retention_days, "
+    "lookback_hours, full_text, dead, stale, created_at"
+)
+# Per-feed fields a user may change with `rss set` → their column.
+EDITABLE = {
+    "interval": "interval_override_s",
+    "enabled": "enabled",
+    "folder": "folder",
+    "retention": "retention_days",
+    "lookback": "lookback_hours",
+    "title": "title",
+    "full_text": "full_text",
+}
+
+
+@dataclass(slots=True)
+class FeedRow:
+    id: int
+    url: str
+    title: str
+    site_url: str | None
+    description: str
+    format: str | None
+    folder: str | None
+    enabled: bool
+    interval_override_s: int | None
+    retention_days: int | None
+    lookback_hours: int | None
+    full_text: bool
+    dead: bool
+    stale: bool
+    created_at: datetime
+
+    @classmethod
+    def from_record(cls, r: asyncpg.Record) -> FeedRow:
+        return cls(**{k: r[k] for k in cls.__slots__})
+
+
+@dataclass(slots=True)
+class Claim:
+    """A feed leased to this host for one poll."""
+
+    feed: FeedRow
+    etag: str | None
+    last_modified: str | None
+    interval_s: float | None
+    successful_polls: int
+    consecutive_errors: int
+    ttl_minutes: int | None
+    skip_hours: list[int]
+    skip_days: list[str]
+
+
+# -- feeds ---------------------------------------------------------------------------------------
+async def add_feed(
+    conn: asyncpg.Connection,
+    *,
+    url: str,
+    title: str = "",
+    site_url: str | None = None,
+    description: str = "",
+    format: str | None = None,
+    folder: str | None = None,
+    interval_override_s: int | None = None,
+) -> tuple[FeedRow, bool]:
+    """Insert a feed (and its poll state, due now). Returns (row, created); an existing URL is returned as is."""
+    row = await conn.fetchrow(
+        f"""INSERT INTO mod_rss.feeds (url, title, site_url, description, format, folder, interval_override_s)
+            VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (url) DO NOTHING RETURNING {FEED_COLUMNS}""",
+        url,
+        title,
+        site_url,
+        description,
+        format,
+        folder,
+        interval_override_s,
+    )
+    if row is None:
+        existing = await conn.fetchrow(f"SELECT {FEED_COLUMNS} FROM mod_rss.feeds WHERE url = $1", url)
+        assert existing is not None
+        return FeedRow.from_record(existing), False
+    await conn.execute("INSERT INTO mod_rss.poll_state (feed_id) VALUES ($1)", row["id"])
+    return FeedRow.from_record(row), True
+
+
+async def get_feed(conn: asyncpg.Connection, ref: str | int) -> FeedRow:
+    """A feed by id or URL, or one clear error."""
+    if isinstance(ref, int) or str(ref).isdigit():
+        row = await conn.fetchrow(f"SELECT {FEED_COLUMNS} FROM mod_rss.feeds WHERE id = $1", int(ref))
+    else:
+        row = await conn.fetchrow(f"SELECT {FEED_COLUMNS} FROM mod_rss.feeds WHERE url = $1", str(ref))
+    if row is None:
+        raise UserError(f"no feed {ref!r}", "list feeds with `feedeater rss list`")
+    return FeedRow.from_record(row)
+
+
+async def list_feeds(conn: asyncpg.Connection, folder: str | None = None) -> list[dict[str, Any]]:
+    rows = await conn.fetch(
+        f"""SELECT {", ".join("f." + c.strip() for c in FEED_COLUMNS.split(","))},
+                   p.next_poll_at, p.last_polled_at, p.last_status, p.last_success_at, p.last_error, p.consecutive_errors,
+                   p.total_errors, p.interval_s, p.interval_reason,
+                   (SELECT count(*) FROM mod_rss.entries e WHERE e.feed_id = f.id) AS entries
+            FROM mod_rss.feeds f JOIN mod_rss.poll_state p ON p.feed_id = f.id
+            WHERE $1::text IS NULL OR f.folder = $1 OR f.folder LIKE $1 || '/%'
+            ORDER BY f.folder NULLS FIRST, f.id""",
+        folder,
+    )
+    return [dict(r) for r in rows]
+
+
+async def remove_feed(conn: asyncpg.Connection, feed_id: int) -> None:
+    await conn.execute("DELETE FROM mod_rss.feeds WHERE id = $1", feed_id)
+
+
+async def update_feed(conn: asyncpg.Connection, feed_id: int, changes: dict[str, Any]) -> FeedRow:
+    sets = ", ".join(f"{EDITABLE[k]} = ${i + 2}" for i, k in enumerate(changes))
+    row = await conn.fetchrow(
+        f"UPDATE mod_rss.feeds SET {sets}, updated_at = now() WHERE id = $1 RETURNING {FEED_COLUMNS}",
+        feed_id,
+        *changes.values(),
+    )
+    if row is None:
+        raise UserError(f"no feed {feed_id}", "list feeds with `feedeater rss list`")
+    if changes.get("enabled"):  # re-enabling revives a dead feed and polls it soon
+        await conn.execute("UPDATE mod_rss.feeds SET dead = false, stale = false WHERE id = $1", feed_id)
+        await conn.execute(
+            "UPDATE mod_rss.poll_state SET next_poll_at = now(), consecutive_errors = 0 WHERE feed_id = $1",
+            feed_id,
+        )
+    if "interval" in changes:
+        await conn.execute("UPDATE mod_rss.poll_state SET next_poll_at = now() WHERE feed_id = $1", feed_id)
+    return await get_feed(conn, feed_id)
+
+
+# -- polling -------------------------------------------------------------------------------------
+POLL_QUEUE = WorkQueue(
+    table="mod_rss.poll_state",
+    key="feed_id",
+    join="JOIN mod_rss.feeds f ON f.id = q.feed_id",
+    due="f.enabled AND NOT f.dead AND q.next_poll_at <= $1",
+    order="q.next_poll_at",
+    returning=", ".join("f." + c.strip() for c in FEED_COLUMNS.split(","))
+    + ", q.etag, q.last_modified, q.interval_s, q.successful_polls, q.consecutive_errors, q.ttl_minutes,"
+    " q.skip_hours, q.skip_days",
+    returning_from=", mod_rss.feeds f",
+    returning_where="AND f.id = q.feed_id",
+)
+
+
+# The same claim for feeds named by id, due or not: `rss add` / `rss import` fetch new feeds at once.
+CHOSEN_QUEUE = dataclasses.replace(
+    POLL_QUEUE, due="f.enabled AND NOT f.dead AND q.feed_id = ANY($4::bigint[])"
+)
+
+
+async def claim_due(
+    conn: asyncpg.Connection, *, host_id: str, limit: int, lease_s: int, now: datetime
+) -> list[Claim]:
+    """Lease due feeds to this host: no feed is fetched twice at once, and a host killed mid-poll only
+    delays its feeds until the lease expires."""
+    return _claims(await POLL_QUEUE.claim(conn, now=now, limit=limit, lease_s=lease_s, owner=host_id))
+
+
+async def claim_feeds(
+    conn: asyncpg.Connection, feed_ids: Sequence[int], *, host_id: str, lease_s: int, now: datetime
+) -> list[Claim]:
+    """Lease these feeds now, due or not, under the poll job's rules (enabled, not dead, not leased)."""
+    rows = await CHOSEN_QUEUE.claim(
+        conn, now=now, limit=len(feed_ids), lease_s=lease_s, owner=host_id, params=[list(feed_ids)]
+    )
+    return sorted(_claims(rows), key=lambda c: c.feed.id)
+
+
+def _claims(rows: Sequence[asyncpg.Record]) -> list[Claim]:
+    return [
+        Claim(
+            FeedRow.from_record(r),
+            r["etag"],
+            r["last_modified"],
+            r["interval_s"],
+            r["successful_polls"],
+            r["consecutive_errors"],
+            r["ttl_minutes"],
+            list(r["skip_hours"]),
+            list(r["skip_days"]),
+        )
+        for r in rows
+    ]
+
+
+async def finish_poll(
+    conn: asyncpg.Connection, feed_id: int, fields: dict[str, Any], *, failed: bool = False
+) -> None:
+    """Release the lease and record the poll's outcome (columns of poll_state)."""
+    fields = {**fields, "lease_until": None, "leased_by": None}
+    sets = ", ".join(f"{k} = ${i + 2}" for i, k in enumerate(fields))
+    if failed:
+        sets += ", total_errors = total_errors + 1"
+    await conn.execute(f"UPDATE mod_rss.poll_state SET {sets} WHERE feed_id = $1", feed_id, *fields.values())
+
+
+async def update_feed_meta(conn: asyncpg.Connection, feed_id: int, fields: dict[str, Any]) -> None:
+    """Parsed or protocol-driven feed changes (title, site link, url after a 301, dead/stale flags).
+
+    A permanent redirect onto a URL another feed already has is not applied (the URL is unique)."""
+    if "url" in fields and await conn.fetchval(
+        "SELECT 1 FROM mod_rss.feeds WHERE url = $1 AND id <> $2", fields["url"], feed_id
+    ):
+        fields = {k: v for k, v in fields.items() if k != "url"}
+    if not fields:
+        return
+    sets = ", ".join(f"{k} = ${i + 2}" for i, k in enumerate(fields))
+    await conn.execute(
+        f"UPDATE mod_rss.feeds SET {sets}, updated_at = now() WHERE id = $1", feed_id, *fields.values()
+    )

@@ -1,0 +1,70 @@
+"""Raw fetches: the exact response bytes, content-addressed, stored before parsing."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import asyncpg
+
+
+@dataclass(frozen=True, slots=True)
+class RawSaved:
+    raw_id: int
+    same_as_last: bool  # byte-identical to this feed's previous 200, which parsed fine: nothing to parse
+
+
+async def save_raw(
+    conn: asyncpg.Connection,
+    *,
+    feed_id: int,
+    url: str,
+    status: int,
+    headers: dict[str, str],
+    body: bytes,
+    keep: int,
+) -> RawSaved:
+    """Store the exact response (content-addressed) before parsing, keeping the last `keep` per feed."""
+    digest = hashlib.sha256(body).hexdigest()
+    last = await conn.fetchrow(
+        """SELECT body_sha256, parse_error FROM mod_rss.raw_fetches WHERE feed_id = $1
+           ORDER BY fetched_at DESC, id DESC LIMIT 1""",
+        feed_id,
+    )
+    if not await conn.fetchval(
+        "SELECT 1 FROM mod_rss.raw_blobs WHERE sha256 = $1", digest
+    ):  # don't resend known bytes
+        await conn.execute(
+            "INSERT INTO mod_rss.raw_blobs (sha256, body, size) VALUES ($1, $2, $3) ON CONFLICT (sha256) DO NOTHING",
+            digest,
+            body,
+            len(body),
+        )
+    raw_id: int = await conn.fetchval(
+        "INSERT INTO mod_rss.raw_fetches (feed_id, url, status, headers, body_sha256) VALUES ($1, $2, $3, $4, $5) RETURNING id",
+        feed_id,
+        url,
+        status,
+        headers,
+        digest,
+    )
+    await conn.execute(
+        """DELETE FROM mod_rss.raw_fetches WHERE feed_id = $1 AND id NOT IN (
+               SELECT id FROM mod_rss.raw_fetches WHERE feed_id = $1 ORDER BY fetched_at DESC, id DESC LIMIT $2)""",
+        feed_id,
+        max(keep, 1),
+    )
+    return RawSaved(
+        raw_id, last is not None and last["body_sha256"] == digest and last["parse_error"] is None
+    )
+
+
+async def mark_parse_error(conn: asyncpg.Connection, raw_id: int, error: str) -> None:
+    await conn.execute("UPDATE mod_rss.raw_fetches SET parse_error = $2 WHERE id = $1", raw_id, error)
+
+
+async def delete_orphan_blobs(conn: asyncpg.Connection) -> int:
+    result: str = await conn.execute(
+        """DELETE FROM mod_rss.raw_blobs b WHERE NOT EXISTS (SELECT 1 FROM mod_rss.raw_fetches r WHERE r.body_sha256 = b.sha256)"""
+    )
+    return int(result.split()[-1])

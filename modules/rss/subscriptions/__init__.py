@@ -1,0 +1,1 @@
+"""Subscriptions: adding feeds (validation, discovery) and OPML import/export."""

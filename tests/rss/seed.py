@@ -1,0 +1,35 @@
+"""Store entries the way the poll job does (intake seam, events in the same transaction), for tests."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import asyncpg
+
+from host import outbox
+from modules.rss import store
+from modules.rss.ingest import intake
+from modules.rss.model import Entry
+
+
+async def ingest(
+    conn: asyncpg.Connection,
+    feed: store.FeedRow,
+    entries: Sequence[Entry],
+    *,
+    first_poll: bool = False,
+    now: datetime | None = None,
+) -> set[str]:
+    """Returns the guids inserted."""
+    _, inserted = await intake.ingest(
+        conn,
+        outbox.enqueue_many,
+        feed_id=feed.id,
+        feed_title=feed.title,
+        entries=entries,
+        now=now or datetime.now(UTC),
+        first_poll=first_poll,
+        lookback_hours=48,
+    )
+    return inserted
