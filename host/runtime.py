@@ -10,10 +10,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import asyncpg
-from nats.aio.client import Client as NatsClient
-from nats.js import JetStreamContext
 
-from host import bus, db, httpserver, migrate, module, outbox, settings
+from host import db, httpserver, migrate, module, outbox, settings
 from host.ai import build_ai
 from host.config import HostConfig
 from host.errors import UserError
@@ -23,6 +21,8 @@ from host.services import Endpoints, Services
 
 if TYPE_CHECKING:
     from apscheduler.schedulers.asyncio import AsyncIOScheduler
+    from nats.aio.client import Client as NatsClient
+    from nats.js import JetStreamContext
 
 log = logging.getLogger("feedeater.host")
 
@@ -62,6 +62,8 @@ class Host:
             self.endpoints.database_url, max_size=int(self.env.get("FEEDEATER_DB_POOL", "10"))
         )
         if with_bus:
+            from host import bus  # nats is slow to import: only commands that use the bus load it
+
             self.nc = await bus.connect(self.endpoints.nats_url, name=f"feedeater {self.config.host_id}")
             self.js = self.nc.jetstream()
             await bus.ensure_stream(self.js)
