@@ -19,13 +19,14 @@ import random
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
-
-import openai
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from host.backoff import Backoff
 from host.errors import UserError
 from host.module import Setting
+
+if TYPE_CHECKING:
+    import openai  # imported where a client is built: it costs ~0.6 s, which every CLI command paid
 
 log = logging.getLogger("feedeater.ai")
 
@@ -143,6 +144,8 @@ def backoff_delay(attempt: int, policy: RetryPolicy, retry_after: float | None =
 
 def classify(exc: BaseException) -> ProviderError:
     """Map an openai/transport exception to a ProviderError saying whether a retry may help."""
+    import openai
+
     if isinstance(exc, ProviderError):
         return exc
     if isinstance(exc, openai.APIStatusError):
@@ -161,6 +164,8 @@ def classify(exc: BaseException) -> ProviderError:
 
 
 def _retry_after(exc: BaseException) -> float | None:
+    import openai
+
     if not isinstance(exc, openai.APIStatusError):
         return None
     raw = exc.response.headers.get("retry-after")
@@ -330,6 +335,8 @@ def build_ai(settings: Mapping[str, Any]) -> AIServices:
     def shared_client() -> openai.AsyncOpenAI:
         nonlocal client
         if client is None:
+            import openai
+
             client = openai.AsyncOpenAI(
                 base_url=conf["openai_base_url"],
                 api_key=conf["openai_api_key"] or "not-needed",  # Ollama and most local servers ignore it

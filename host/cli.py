@@ -12,17 +12,18 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from host import contexts, logs, module, outbox, settings
+from host import logs, module, textfmt
 from host.config import HostConfig
 from host.errors import UserError
-from host.runtime import Host
-from host.services import Services
 
-Handler = Callable[[Host, argparse.Namespace], Awaitable[int]]
+if TYPE_CHECKING:  # imported when a command runs: `feedeater --help` must not load the database and bus
+    from host.runtime import Host
+
+Handler = Callable[["Host", argparse.Namespace], Awaitable[int]]
 
 
 def emit(args: argparse.Namespace, data: Any, text: Callable[[Any], str]) -> None:
@@ -41,14 +42,17 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
-def table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
-    cells = [list(map(str, header))] + [["" if c is None else str(c) for c in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells)
+def table(
+    rows: Sequence[Sequence[Any]], header: Sequence[str], *, limits: Mapping[int, int] | None = None
+) -> str:
+    """Aligned columns that fit the terminal; long cells end in "…" (--json has them whole)."""
+    return textfmt.table(rows, header, limits=limits)
 
 
 # -- commands ------------------------------------------------------------------------------------
 async def cmd_services(host: Host, args: argparse.Namespace) -> int:
+    from host.services import Services
+
     svc = Services(host.config.home)
     if args.action == "up":
         ep = await asyncio.to_thread(
@@ -85,8 +89,20 @@ RESTART_NOTE = "running hosts read this at start: restart them (`feedeater run`)
 
 
 async def cmd_run(host: Host, args: argparse.Namespace) -> int:
+    _choose_http_port(host)
     # PostgreSQL is waited for (bounded); NATS is attached in the background by host.run.
     await host.open(connect_bus=False, wait_for_db=True)
+    assert host.endpoints is not None
+    # The first lines of `make run`: where everything is, before the log lines start.
+    print(
+        f"feedeater: data in {host.config.home}\n"
+        f"  postgres: {_redacted(host.endpoints.database_url)}\n"
+        f"  nats:     {host.endpoints.nats_url}\n"
+        f"  health:   http://{host.config.http_host}:{host.config.http_port or '<free port>'}/healthz"
+        " (and /metrics)",
+        file=sys.stderr,
+        flush=True,
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -95,15 +111,42 @@ async def cmd_run(host: Host, args: argparse.Namespace) -> int:
     return 0
 
 
+def _choose_http_port(host: Host) -> None:
+    """The default port taken (another feedeater, a second checkout): serve on a free one and say so.
+    A port the user chose stays an error when taken."""
+    import dataclasses
+
+    from host.config import DEFAULT_HTTP_PORT
+    from host.services import free_port, port_open
+
+    explicit = host.env.get("FEEDEATER_HTTP_PORT")
+    if explicit or host.config.http_port != DEFAULT_HTTP_PORT:
+        return
+    if not port_open(DEFAULT_HTTP_PORT, host.config.http_host):
+        return
+    port = free_port(host.config.http_host)
+    print(
+        f"feedeater: port {DEFAULT_HTTP_PORT} is in use (another feedeater?); /healthz and /metrics are on "
+        f"port {port} instead (set FEEDEATER_HTTP_PORT to choose one)",
+        file=sys.stderr,
+        flush=True,
+    )
+    host.config = dataclasses.replace(host.config, http_port=port)
+
+
+def _redacted(url: str) -> str:
+    from host.db import redact
+
+    return redact(url)
+
+
 async def cmd_status(host: Host, args: argparse.Namespace) -> int:
+    from host import outbox
+
     await host.open(with_bus=False)
     pool = host.require_pool()
     async with pool.acquire() as conn:
         ob = await outbox.status(conn)
-        runs = await conn.fetch(
-            """SELECT DISTINCT ON (module, job) module, job, status, started_at, finished_at, error
-               FROM host.job_runs ORDER BY module, job, started_at DESC"""
-        )
         units = await conn.fetch(
             """SELECT host_id, module, name, kind, state, restarts, last_error, pending, updated_at,
                       updated_at > now() - interval '1 minute' AS live
@@ -114,39 +157,78 @@ async def cmd_status(host: Host, args: argparse.Namespace) -> int:
         for n, s in sorted(host.specs.items())
     ]
     data = {
-        "services": [s.as_dict() for s in host.services.status()],
+        "services": _services(host),
         "modules": mods,
         "outbox": {
             "pending": ob.pending,
             "lag_seconds": ob.lag_seconds,
             "oldest_pending_at": ob.oldest_pending_at,
         },
-        "last_runs": [dict(r) for r in runs],
+        "last_runs": await _last_runs(host),
         "units": [dict(r) for r in units],
     }
-
-    def text(d: dict[str, Any]) -> str:
-        lines = [f"outbox: {d['outbox']['pending']} pending, lag {d['outbox']['lag_seconds']:.1f}s"]
-        lines.append(
-            "modules: "
-            + ", ".join(f"{m['name']} ({'enabled' if m['enabled'] else 'disabled'})" for m in d["modules"])
-        )
-        lines += [
-            f"job {r['module']}.{r['job']}: {r['status']} at {r['started_at']:%Y-%m-%d %H:%M:%S}"
-            + (f" — {r['error']}" if r["error"] else "")
-            for r in d["last_runs"]
-        ]
-        lines += [
-            f"{u['kind']} {u['module']}.{u['name']} on {u['host_id']}: "
-            + (u["state"] if u["live"] else f"host silent since {u['updated_at']:%Y-%m-%d %H:%M:%S}")
-            + (f", lag {u['pending']}" if u["pending"] is not None else "")
-            + (f", {u['restarts']} restarts, last error: {u['last_error']}" if u["restarts"] else "")
-            for u in d["units"]
-        ]
-        return "\n".join(lines)
-
-    emit(args, data, text)
+    emit(args, data, _status_text)
     return 0
+
+
+def _services(host: Host) -> list[dict[str, Any]]:
+    """The embedded services, or the external ones the environment names instead."""
+    external = {"postgres": host.config.database_url, "nats": host.config.nats_url}
+    out = []
+    for s in host.services.status():
+        row = s.as_dict()
+        if url := external.get(s.name):
+            row.update(running=True, url=_redacted(url), data_dir=None, external=True)
+        out.append(row)
+    return out
+
+
+async def _last_runs(host: Host) -> list[dict[str, Any]]:
+    """Each job's latest run with the metrics it returned (e.g. the embed job's backlog and rate)."""
+    rows = await host.require_pool().fetch(
+        """SELECT DISTINCT ON (module, job) module, job, status, started_at, finished_at, error, metrics
+           FROM host.job_runs ORDER BY module, job, started_at DESC"""
+    )
+    return [dict(r) for r in rows]
+
+
+def _status_text(d: dict[str, Any]) -> str:
+    lines = [
+        f"{s['name']}: "
+        + ("external" if s.get("external") else "running" if s["running"] else "stopped")
+        + (f" at {s['url']}" if s["url"] else "")
+        + (f" (data {s['data_dir']})" if s["data_dir"] else "")
+        for s in d["services"]
+    ]
+    lines.append(
+        f"outbox: {d['outbox']['pending']} pending, lag {textfmt.duration(d['outbox']['lag_seconds'])}"
+    )
+    lines.append(
+        "modules: "
+        + ", ".join(f"{m['name']} ({'enabled' if m['enabled'] else 'disabled'})" for m in d["modules"])
+    )
+    lines += [
+        f"job {r['module']}.{r['job']}: {r['status']} {textfmt.relative(r['started_at'])}"
+        + (f" — {r['error']}" if r["error"] else "")
+        + (f" — {summary}" if (summary := metrics_summary(r.get("metrics"))) else "")
+        for r in d["last_runs"]
+    ]
+    lines += [
+        f"{u['kind']} {u['module']}.{u['name']} on {u['host_id']}: "
+        + (u["state"] if u["live"] else f"host silent since {textfmt.relative(u['updated_at'])}")
+        + (f", lag {u['pending']}" if u["pending"] is not None else "")
+        + (f", {u['restarts']} restarts, last error: {u['last_error']}" if u["restarts"] else "")
+        for u in d["units"]
+    ]
+    return "\n".join(lines)
+
+
+def metrics_summary(metrics: Mapping[str, Any] | None, limit: int = 6) -> str:
+    """A job run's metrics on one line, `key value`, in the order the job returned them."""
+    if not metrics:
+        return ""
+    shown = [f"{k.replace('_', ' ')} {v}" for k, v in list(metrics.items())[:limit] if k != "seconds"]
+    return ", ".join(shown)
 
 
 async def cmd_modules(host: Host, args: argparse.Namespace) -> int:
@@ -184,8 +266,12 @@ async def cmd_modules(host: Host, args: argparse.Namespace) -> int:
 
 
 async def cmd_settings(host: Host, args: argparse.Namespace) -> int:
+    from host import settings
+
     name, _, key = args.target.partition(".")
     spec = module.get(host.specs, name)
+    if key:
+        spec.manifest.setting(key)  # an unknown key is refused before any service starts
     await host.open(with_bus=False)
     if args.action == "set":
         if not key or args.value is None:
@@ -229,6 +315,7 @@ async def cmd_settings(host: Host, args: argparse.Namespace) -> int:
                 for r in d
             ],
             ["setting", "value", "description"],
+            limits={1: 24},  # prompts are long values: `--json` or `settings get <key> --json` shows them
         ),
     )
     return 0
@@ -236,46 +323,22 @@ async def cmd_settings(host: Host, args: argparse.Namespace) -> int:
 
 async def cmd_jobs(host: Host, args: argparse.Namespace) -> int:
     if args.action == "run":
-        if not args.job:
-            raise UserError("usage: feedeater jobs run <module>.<job>")
-        await host.open()
-        result = await host.run_job_once(args.job)
-        # Events written by the job leave through the outbox; flush them before exiting.
-        if host.js is not None:
-            await outbox.Relay(host.require_pool(), host.js).drain_all()
-        data = {
-            "job": args.job,
-            "status": result.status,
-            "error": result.error,
-            "seconds": round(result.seconds, 3),
-            "metrics": dict(result.metrics),
-        }
-        emit(
-            args,
-            data,
-            lambda d: "\n".join(
-                [f"{d['job']}: {d['status']} in {d['seconds']}s" + (f" — {d['error']}" if d["error"] else "")]
-                + [f"  {k}: {v}" for k, v in d["metrics"].items()]
-            ),
-        )
-        return 0 if result.status == "ok" else 1
+        return await _run_job(host, args)
     await host.open(with_bus=False)
+    last = {(r["module"], r["job"]): r for r in await _last_runs(host)}
     rows = []
     for n, s in sorted(host.specs.items()):
         enabled = await host.enabled(n)
         for j in s.manifest.jobs:
-            last = await host.require_pool().fetchrow(
-                "SELECT status, started_at FROM host.job_runs WHERE module = $1 AND job = $2 ORDER BY started_at DESC LIMIT 1",
-                n,
-                j.name,
-            )
+            run = last.get((n, j.name))
             rows.append(
                 {
                     "job": f"{n}.{j.name}",
                     "trigger": host.trigger_for(n, j),
                     "enabled": enabled,
-                    "last_status": last and last["status"],
-                    "last_run": last and last["started_at"],
+                    "last_status": run and run["status"],
+                    "last_run": run and run["started_at"],
+                    "last_metrics": run and run["metrics"],
                 }
             )
     emit(
@@ -288,14 +351,49 @@ async def cmd_jobs(host: Host, args: argparse.Namespace) -> int:
                     r["trigger"],
                     "yes" if r["enabled"] else "no",
                     r["last_status"] or "-",
-                    r["last_run"] or "-",
+                    textfmt.relative(r["last_run"]),
+                    metrics_summary(r["last_metrics"]),
                 )
                 for r in d
             ],
-            ["job", "trigger", "enabled", "last", "at"],
+            ["job", "trigger", "enabled", "last", "at", "last run did"],
         ),
     )
     return 0
+
+
+async def _run_job(host: Host, args: argparse.Namespace) -> int:
+    from host import outbox, progress
+
+    if not args.job:
+        raise UserError("usage: feedeater jobs run <module>.<job>")
+    name, _, job_name = args.job.partition(".")
+    module.get(host.specs, name).manifest.job(job_name)  # unknown names are refused before services start
+    await host.open()
+    with progress.job_bar(args.job):
+        result = await host.run_job_once(args.job)
+    # Events written by the job leave through the outbox; flush them before exiting.
+    if host.js is not None:
+        await outbox.Relay(host.require_pool(), host.js).drain_all()
+    data = {
+        "job": args.job,
+        "status": result.status,
+        "error": result.error,
+        "seconds": round(result.seconds, 3),
+        "metrics": dict(result.metrics),
+    }
+    emit(
+        args,
+        data,
+        lambda d: "\n".join(
+            [
+                f"{d['job']}: {d['status']} in {textfmt.duration(d['seconds'])}"
+                + (f" — {d['error']}" if d["error"] else "")
+            ]
+            + [f"  {k}: {v}" for k, v in d["metrics"].items()]
+        ),
+    )
+    return 0 if result.status == "ok" else 1
 
 
 async def cmd_bus_tail(host: Host, args: argparse.Namespace) -> int:
@@ -312,7 +410,10 @@ async def cmd_bus_tail(host: Host, args: argparse.Namespace) -> int:
             body: Any = json.loads(msg.data)
         except ValueError:
             body = msg.data.decode(errors="replace")
-        print(json.dumps({"subject": msg.subject, "data": body}, ensure_ascii=False), flush=True)
+        if args.json:
+            print(json.dumps({"subject": msg.subject, "data": body}, ensure_ascii=False), flush=True)
+        else:
+            print(event_line(msg.subject, body), flush=True)
         seen += 1
         if args.count and seen >= args.count:
             done.set()
@@ -326,7 +427,28 @@ async def cmd_bus_tail(host: Host, args: argparse.Namespace) -> int:
     return 0
 
 
+def event_line(subject: str, body: Any) -> str:
+    """One event on one line: time, type, who/what it is about, subject (FeedEater wire format)."""
+    if not isinstance(body, dict):
+        return textfmt.fit(f"{subject}  {body}", textfmt.terminal_columns())
+    message = body.get("message") if isinstance(body.get("message"), dict) else None
+    context = body.get("context") if isinstance(body.get("context"), dict) else None
+    if message is not None:
+        at = str(message.get("createdAt", ""))
+        tags = message.get("tags") if isinstance(message.get("tags"), dict) else {}
+        about = f"{message.get('From', '')}: {tags.get('title') or message.get('Message', '')}"
+    elif context is not None:
+        at = str(body.get("createdAt", ""))
+        about = f"{context.get('ownerModule', '')}:{context.get('sourceKey', '')} {context.get('summaryShort', '')}"
+    else:
+        at, about = "", json.dumps(body, ensure_ascii=False)
+    line = f"{at[11:19] or '--:--:--'}  {body.get('type', '?'):<15} {about}  [{subject}]"
+    return textfmt.fit(line, max(textfmt.terminal_columns(), 40))
+
+
 async def cmd_contexts(host: Host, args: argparse.Namespace) -> int:
+    from host import contexts
+
     await host.open(with_bus=False)
     async with host.require_pool().acquire() as conn:
         if args.action == "show":
@@ -335,22 +457,12 @@ async def cmd_contexts(host: Host, args: argparse.Namespace) -> int:
             owner, _, source_key = args.key.partition(":")
             ctx = await contexts.get(conn, owner, source_key)
             if ctx is None:
-                raise UserError(f"no context {args.key!r}", "list them with `feedeater contexts list`")
+                emit(
+                    args, {"key": args.key, "pending": True}, lambda _d: _pending_text(host, owner, args.key)
+                )
+                return 0
             ctx["messages"] = await contexts.messages(conn, owner, source_key)
-            emit(
-                args,
-                ctx,
-                lambda c: "\n".join(
-                    [
-                        f"{c['owner_module']}:{c['source_key']} v{c['version']} updated {c['updated_at']}",
-                        c["summary_short"],
-                        "",
-                        c["summary_long"],
-                        *[f"- {p}" for p in c["key_points"]],
-                        f"({c['message_count']} messages)",
-                    ]
-                ),
-            )
+            emit(args, ctx, _context_text)
             return 0
         rows = await contexts.list_all(conn, args.module)
     emit(
@@ -358,13 +470,49 @@ async def cmd_contexts(host: Host, args: argparse.Namespace) -> int:
         rows,
         lambda d: table(
             [
-                (f"{r['owner_module']}:{r['source_key']}", r["version"], r["updated_at"], r["summary_short"])
+                (
+                    f"{r['owner_module']}:{r['source_key']}",
+                    r["version"],
+                    textfmt.when(r["updated_at"]),
+                    r["summary_short"],
+                )
                 for r in d
             ],
             ["context", "v", "updated", "summary"],
         ),
     )
     return 0
+
+
+def _pending_text(host: Host, owner: str, key: str) -> str:
+    """No context yet: say which job writes it and how to run it now (if the module is known)."""
+    spec = host.specs.get(owner)
+    writers = (
+        [j for j in spec.manifest.jobs if "context" in f"{j.name} {j.description}".lower()] if spec else []
+    )
+    if not writers:
+        return f"no context {key} yet (pending: nothing has been written for it)"
+    job = writers[0]
+    return (
+        f"no context {key} yet: pending. {owner}.{job.name} writes it (every {host.trigger_for(owner, job)},"
+        f" soon after a new source's first entries); `feedeater jobs run {owner}.{job.name}` writes it now"
+    )
+
+
+def _context_text(c: dict[str, Any]) -> str:
+    return "\n".join(
+        [
+            f"{c['owner_module']}:{c['source_key']}  v{c['version']}  updated {textfmt.when(c['updated_at'])}"
+            f" ({textfmt.relative(c['updated_at'])})",
+            "",
+            c["summary_short"],
+            "",
+            c["summary_long"],
+            *([""] + [f"- {p}" for p in c["key_points"]] if c["key_points"] else []),
+            "",
+            f"({textfmt.plural(c['message_count'], 'message')})",
+        ]
+    )
 
 
 # -- parser --------------------------------------------------------------------------------------
@@ -396,7 +544,7 @@ def build_parser(specs: dict[str, module.ModuleSpec]) -> argparse.ArgumentParser
     p = add("jobs", cmd_jobs, "list jobs, or run one now in the foreground")
     p.add_argument("action", choices=["list", "run"])
     p.add_argument("job", nargs="?", help="<module>.<job>, e.g. rss.poll")
-    p = add("bus", cmd_bus_tail, "print live events from the bus")
+    p = add("bus", cmd_bus_tail, "print live events from the bus, one line each (--json: whole events)")
     p.add_argument("action", choices=["tail"])
     p.add_argument("subject", nargs="?", default="feedeater.>")
     p.add_argument("--count", type=int, default=0, help="stop after N events")
@@ -412,8 +560,7 @@ def build_parser(specs: dict[str, module.ModuleSpec]) -> argparse.ArgumentParser
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        host = Host(HostConfig.from_env())
-        parser = build_parser(host.specs)
+        parser = build_parser(module.discover())
         args = parser.parse_args(argv)
         if args.command == "modules" and args.action in ("enable", "disable") and not args.name:
             parser.error(f"modules {args.action} needs a module name")
@@ -423,12 +570,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             or os.environ.get("FEEDEATER_LOG_LEVEL")
             or ("INFO" if args.command == "run" else "WARNING")
         )
-        return asyncio.run(_run(host, args))
+        from host.runtime import Host
+
+        return asyncio.run(_run(Host(HostConfig.from_env()), args))
     except UserError as exc:
         print(f"feedeater: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # `feedeater rss list | head`: the reader left. Point stdout at /dev/null so the interpreter's
+        # final flush does not raise again, and end quietly as other Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 async def _run(host: Host, args: argparse.Namespace) -> int:

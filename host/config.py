@@ -7,6 +7,8 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
+DEFAULT_HTTP_PORT = 9464  # when it is taken and FEEDEATER_HTTP_PORT is unset, `run` picks a free one
+
 
 @dataclass(frozen=True, slots=True)
 class HostConfig:
@@ -28,7 +30,7 @@ class HostConfig:
             database_url=env.get("FEEDEATER_DATABASE_URL") or None,
             nats_url=env.get("FEEDEATER_NATS_URL") or None,
             http_host=env.get("FEEDEATER_HTTP_HOST", "127.0.0.1"),
-            http_port=_int_env(env, "FEEDEATER_HTTP_PORT", 9464, "a port such as"),
+            http_port=_int_env(env, "FEEDEATER_HTTP_PORT", DEFAULT_HTTP_PORT, "a port such as"),
             host_id=env.get("FEEDEATER_HOST_ID") or f"{socket.gethostname()}:{os.getpid()}",
             db_pool=_int_env(env, "FEEDEATER_DB_POOL", 10, "a pool size such as"),
             db_wait_seconds=_int_env(env, "FEEDEATER_DB_WAIT_SECONDS", 60, "a number of seconds such as"),

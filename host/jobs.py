@@ -9,15 +9,16 @@ import time
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from apscheduler.triggers.base import BaseTrigger
-from apscheduler.triggers.cron import CronTrigger
-from apscheduler.triggers.interval import IntervalTrigger
 from prometheus_client import Counter, Histogram
 
+from host import progress
 from host.errors import UserError
 from host.module import Job, ModuleContext
+
+if TYPE_CHECKING:
+    from apscheduler.triggers.base import BaseTrigger
 
 log = logging.getLogger("feedeater.jobs")
 
@@ -30,6 +31,9 @@ JOB_SECONDS = Histogram("feedeater_job_duration_seconds", "Job duration", ["job"
 
 def parse_trigger(spec: str) -> BaseTrigger:
     """'90s' / '5m' / '1h' / '1d' → interval; five crontab fields → cron (UTC)."""
+    from apscheduler.triggers.cron import CronTrigger  # only `run` needs the scheduler: keep the CLI light
+    from apscheduler.triggers.interval import IntervalTrigger
+
     match = _EVERY.match(spec)
     if match:
         seconds = float(match[1]) * _UNIT[match[2]]
@@ -76,6 +80,7 @@ async def run_job(ctx: ModuleContext, job: Job, *, trigger: str) -> JobResult:
     metrics: Mapping[str, Any] = {}
     error: str | None = None
     cancelled = False
+    token = progress.job_started(name)
     try:
         metrics = dict(await job.handler(ctx))
         status = "ok"
@@ -89,6 +94,8 @@ async def run_job(ctx: ModuleContext, job: Job, *, trigger: str) -> JobResult:
         status = "failed"
         error = f"{type(exc).__name__}: {exc}"
         log.error("job %s failed: %s", name, error, extra={"traceback": traceback.format_exc()})
+    finally:
+        progress.job_finished(name, token)
     seconds = time.monotonic() - started
     JOB_RUNS.labels(name, status).inc()
     JOB_SECONDS.labels(name).observe(seconds)

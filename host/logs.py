@@ -38,6 +38,28 @@ class TextFormatter(logging.Formatter):
         )
 
 
+class OverlapFilter(logging.Filter):
+    """APScheduler warns on every tick a run is skipped because the last one still runs ("maximum number
+    of running instances reached"): a slow poll filled the log with them. One line per overlap instead,
+    saying how far the running job has got; the next overlap (after it ended) is reported again."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if "maximum number of running instances" not in str(record.msg) or not record.args:
+            return True
+        from host import progress
+
+        args = record.args if isinstance(record.args, tuple) else (record.args,)
+        name = str(getattr(args[0], "id", args[0]))
+        report = progress.running(name)
+        if report is not None and report.overlap_logged:
+            return False
+        if report is not None:
+            report.overlap_logged = True
+        record.msg = "job %s is still %s; its next runs are skipped until it ends"
+        record.args = (name, report.describe() if report is not None else "running")
+        return True
+
+
 def setup(level: str | None = None, *, json_lines: bool | None = None) -> None:
     level = (level or os.environ.get("FEEDEATER_LOG_LEVEL") or "INFO").upper()
     json_lines = (not sys.stderr.isatty()) if json_lines is None else json_lines
@@ -48,3 +70,6 @@ def setup(level: str | None = None, *, json_lines: bool | None = None) -> None:
     root.setLevel(level)
     for noisy in ("apscheduler", "httpx", "httpcore", "asyncio", "nats"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
+    scheduler_log = logging.getLogger("apscheduler.scheduler")
+    if not any(isinstance(f, OverlapFilter) for f in scheduler_log.filters):
+        scheduler_log.addFilter(OverlapFilter())

@@ -12,6 +12,7 @@ so a module pip-installed from another repository is found exactly like the buil
 from __future__ import annotations
 
 import argparse
+import difflib
 import logging
 import re
 import uuid
@@ -132,8 +133,13 @@ class Manifest:
         for s in self.settings:
             if s.key == key:
                 return s
-        known = ", ".join(s.key for s in self.settings) or "none"
-        raise UserError(f"unknown setting {self.name}.{key}", f"known settings: {known}")
+        keys = [s.key for s in self.settings]
+        close = difflib.get_close_matches(key, keys, n=3, cutoff=0.5) or [k for k in keys if key in k][:3]
+        hint = f"did you mean {' or '.join(f'{self.name}.{k}' for k in close)}?" if close else ""
+        raise UserError(
+            f"unknown setting {self.name}.{key}",
+            f"{hint} List them with `feedeater settings get {self.name}`".lstrip(),
+        )
 
     def job(self, name: str) -> Job:
         for j in self.jobs:

@@ -14,15 +14,17 @@ import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import asyncpg
-from nats.js import JetStreamContext
 from prometheus_client import Counter, Gauge
 
 from host.backoff import Backoff
 from host.events import Event, subject
 from host.module import Emit
+
+if TYPE_CHECKING:  # nats imports aiohttp when it is installed (~0.5 s): commands without the bus skip it
+    from nats.js import JetStreamContext
 
 log = logging.getLogger("feedeater.outbox")
 

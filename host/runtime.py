@@ -8,17 +8,13 @@ import contextlib
 import logging
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import asyncpg
-from apscheduler.schedulers.asyncio import AsyncIOScheduler
-from nats.aio.client import Client as NatsClient
-from nats.js import JetStreamContext
 
-from host import bus, consumers, db, httpserver, migrate, module, outbox, settings
+from host import db, httpserver, migrate, module, outbox, settings
 from host.ai import build_ai
 from host.config import HostConfig
-from host.consumers import Consumer
 from host.errors import UserError
 from host.events import subject
 from host.housekeeping import host_module
@@ -26,6 +22,13 @@ from host.jobs import JobResult, parse_trigger, run_job, trigger_override_key
 from host.module import Job, ModuleContext, ModuleSpec, Service
 from host.services import Endpoints, Services
 from host.supervise import Supervisor, Unit
+
+if TYPE_CHECKING:
+    from apscheduler.schedulers.asyncio import AsyncIOScheduler
+    from nats.aio.client import Client as NatsClient
+    from nats.js import JetStreamContext
+
+    from host import bus
 
 log = logging.getLogger("feedeater.host")
 
@@ -74,16 +77,22 @@ class Host:
             log.info("applied migrations: %s", ", ".join(applied))
         self.pool = await db.create_pool(self.endpoints.database_url, max_size=self.config.db_pool)
         if with_bus:
+            from host import bus  # nats is slow to import: only commands that use the bus load it
+
             self.link = bus.BusLink(
                 self.endpoints.nats_url, name=f"feedeater {self.config.host_id}", prepare=self.prepare_streams
             )
         if with_bus and connect_bus:
+            from host import bus
+
             self.nc = await bus.connect(self.endpoints.nats_url, name=f"feedeater {self.config.host_id}")
             self.js = self.nc.jetstream()
             await self.prepare_streams(self.js)
 
     async def prepare_streams(self, js: JetStreamContext) -> None:
         """The bus stream (widened to every declared event) and the dead-letter stream."""
+        from host import bus, consumers
+
         declared = {subject(n, e) for n, s in self.specs.items() for e in s.manifest.events}
         await bus.ensure_stream(js, declared)
         await consumers.ensure_dlq_stream(js)
@@ -195,6 +204,8 @@ class Host:
 
     async def start_scheduler(self) -> list[str]:
         """Schedule the jobs of every enabled module and the host's own."""
+        from apscheduler.schedulers.asyncio import AsyncIOScheduler  # only `run` schedules: CLI stays light
+
         self.scheduler = AsyncIOScheduler(timezone="UTC")
         scheduled: list[str] = []
         for ctx in await self.enabled_contexts():
@@ -237,6 +248,8 @@ class Host:
         self, stop: asyncio.Event, waiting: list[tuple[ModuleContext, Service | None, Unit]]
     ) -> None:
         """Connect (retrying while NATS is down), then start the relay and everything that needs the bus."""
+        from host import consumers
+
         assert self.link is not None and self.supervisor is not None
         if self.js is None:
             if not await self.link.attach(stop):
@@ -256,7 +269,7 @@ class Host:
                 self._start_service(ctx, service, unit)
                 continue
             sub = next(s for s in self.specs[ctx.name].manifest.subscriptions if s.name == unit.name)
-            self.supervisor.start(unit, Consumer(ctx, sub, self.js, unit).run)
+            self.supervisor.start(unit, consumers.Consumer(ctx, sub, self.js, unit).run)
 
     # -- run -----------------------------------------------------------------------------------
     async def health(self) -> dict[str, Any]:

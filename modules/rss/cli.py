@@ -1,28 +1,38 @@
-"""`feedeater rss ...`: manage subscriptions (add, remove, list, show, set, import, export)."""
+"""`feedeater rss ...`: subscriptions (add, remove, list, show, set, import, export) and reading (entries,
+entry, mark).
+
+New feeds are fetched as soon as they are added (like Miniflux), through the poll job's own code path.
+Imports of the pipeline happen inside the commands: registering the parser must stay cheap.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from host import textfmt
 from host.errors import UserError
-from modules.rss import store
-from modules.rss.search import cli as search_cli
-from modules.rss.subscriptions import subscribe
-from modules.rss.subscriptions.opml import OpmlError
+from host.textfmt import plural, relative, when
 
 if TYPE_CHECKING:
+    from host.module import ModuleContext
     from host.runtime import Host
+    from modules.rss import store
+
+FETCH_NOW_CONCURRENCY = 8  # new feeds fetched at once by `rss add` / `rss import`
 
 
 def parse_assignment(text: str) -> tuple[str, Any]:
     """`key=value` for `rss set`, validated and converted to the column's value."""
+    from modules.rss.store import EDITABLE
+
     key, sep, raw = text.partition("=")
     key, raw = key.strip(), raw.strip()
-    if not sep or key not in store.EDITABLE:
-        raise UserError(f"cannot set {text!r}", f"use key=value with key one of: {', '.join(store.EDITABLE)}")
+    if not sep or key not in EDITABLE:
+        raise UserError(f"cannot set {text!r}", f"use key=value with key one of: {', '.join(EDITABLE)}")
     if key in ("enabled", "full_text"):
         if raw.lower() not in ("true", "false", "yes", "no", "1", "0", "on", "off"):
             raise UserError(f"{key}={raw!r} is not true/false")
@@ -47,114 +57,372 @@ def parse_assignment(text: str) -> tuple[str, Any]:
     return key, round(number * 60) if key == "interval" else int(number)
 
 
-async def _ctx_conn(host: Host) -> Any:
-    await host.open(with_bus=False)
-    return await host.context("rss")
-
-
-async def cmd(host: Host, args: argparse.Namespace) -> int:
-    from host.cli import emit, table
-
-    ctx = await _ctx_conn(host)
-    async with ctx.pool.acquire() as conn:
-        action = args.rss_action
-        if action == "add":
-            row, created = await subscribe.subscribe(
-                conn, ctx.state["fetcher"], args.url, folder=args.folder, interval_minutes=args.interval
-            )
-            emit(
-                args,
-                {"id": row.id, "url": row.url, "title": row.title, "created": created},
-                lambda d: (
-                    f"{'added' if d['created'] else 'already subscribed:'} feed {d['id']}: {d['title'] or d['url']} <{d['url']}>"
-                ),
-            )
-        elif action == "remove":
-            feed = await store.get_feed(conn, args.feed)
-            await store.remove_feed(conn, feed.id)
-            emit(args, {"id": feed.id, "removed": True}, lambda d: f"removed feed {d['id']}")
-        elif action == "list":
-            rows = await store.list_feeds(conn, args.folder)
-            emit(
-                args,
-                rows,
-                lambda d: table(
-                    [
-                        (r["id"], _state(r), r["folder"] or "", r["entries"], r["title"][:40], r["url"])
-                        for r in d
-                    ],
-                    ["id", "state", "folder", "entries", "title", "url"],
-                ),
-            )
-        elif action == "show":
-            feed = await store.get_feed(conn, args.feed)
-            rows = [r for r in await store.list_feeds(conn) if r["id"] == feed.id]
-            recent = await conn.fetch(
-                "SELECT id, title, link, effective_at FROM mod_rss.entries WHERE feed_id = $1 ORDER BY effective_at DESC LIMIT 10",
-                feed.id,
-            )
-            data = {**rows[0], "recent_entries": [dict(r) for r in recent]}
-            emit(
-                args,
-                data,
-                lambda d: "\n".join(
-                    [f"{k}: {v}" for k, v in d.items() if k != "recent_entries"]
-                    + ["recent entries:"]
-                    + [f"  {e['effective_at']:%Y-%m-%d %H:%M}  {e['title']}" for e in d["recent_entries"]]
-                ),
-            )
-        elif action == "set":
-            feed = await store.get_feed(conn, args.feed)
-            changes = dict(parse_assignment(a) for a in args.assignments)
-            updated = await store.update_feed(conn, feed.id, changes)
-            emit(
-                args,
-                {"id": updated.id, "changed": changes},
-                lambda d: f"feed {d['id']}: " + ", ".join(f"{k}={v}" for k, v in d["changed"].items()),
-            )
-        elif action == "import":
-            path = Path(args.file)
-            if not path.is_file():
-                raise UserError(f"no such file: {path}", "give the path of an OPML file")
-            try:
-                imported = await subscribe.import_opml(
-                    conn,
-                    path.read_bytes(),
-                    allow_private_networks=bool(ctx.settings["allow_private_networks"]),
-                )
-            except OpmlError as exc:
-                raise UserError(f"cannot import {path}: {exc}") from None
-            emit(
-                args,
-                {
-                    "added": imported.added,
-                    "already_present": imported.already_present,
-                    "refused": [{"url": u, "reason": why} for u, why in imported.refused],
-                },
-                lambda d: "\n".join(
-                    [f"imported {d['added']} feeds ({d['already_present']} already present)"]
-                    + [f"refused {r['url']}: {r['reason']}" for r in d["refused"]]
-                ),
-            )
-        elif action == "export":
-            opml = await subscribe.export(conn)
-            if args.file:
-                Path(args.file).write_bytes(opml)
-            else:
-                sys.stdout.buffer.write(opml)
-    return 0
-
-
-def _state(row: dict[str, Any]) -> str:
+def feed_state(row: dict[str, Any]) -> str:
+    """What a user needs to know first: dead, disabled, failing (how often), new (never polled), ok."""
     if row["dead"]:
         return "dead"
     if not row["enabled"]:
         return "disabled"
-    return "stale" if row["stale"] else "ok"
+    if row["consecutive_errors"]:
+        return f"failing ×{row['consecutive_errors']}" + (" (stale)" if row["stale"] else "")
+    if row["last_polled_at"] is None:
+        return "new"
+    return "ok"
 
 
+# -- commands ------------------------------------------------------------------------------------
+async def cmd(host: Host, args: argparse.Namespace) -> int:
+    from host.cli import emit
+
+    handler = _ACTIONS[args.rss_action]
+    if args.rss_action == "import":
+        _check_import_path(Path(args.file))  # before any service starts
+    if args.rss_action == "export" and args.file:
+        _check_export_path(Path(args.file))
+    await host.open(with_bus=False)
+    data, text = await handler(host, args)
+    emit(args, data, text)
+    return 0
+
+
+Result = tuple[Any, Any]
+# Only commands that fetch build the module context (its setup loads the fetch and parse pipeline, ~0.5 s);
+# the others read the database through the host's pool.
+
+
+async def _add(host: Host, args: argparse.Namespace) -> Result:
+    from modules.rss.subscriptions import subscribe
+
+    ctx = await host.context("rss")
+    async with ctx.pool.acquire() as conn:
+        row, created = await subscribe.subscribe(
+            conn, ctx.state["fetcher"], args.url, folder=args.folder, interval_minutes=args.interval
+        )
+    data: dict[str, Any] = {"id": row.id, "url": row.url, "title": row.title, "created": created}
+    if created and not args.no_fetch:
+        data["fetch"] = await _fetch_now(ctx, [row.id])
+
+    def text(d: dict[str, Any]) -> str:
+        head = f"{'added' if d['created'] else 'already subscribed:'} feed {d['id']}: {d['title'] or d['url']} <{d['url']}>"
+        return head + (f"\n{_fetch_text(d['fetch'])}" if "fetch" in d else "")
+
+    return data, text
+
+
+async def _fetch_now(ctx: ModuleContext, feed_ids: list[int]) -> dict[str, Any]:
+    """Poll new feeds at once, a few at a time, with a progress bar on a terminal."""
+    from host import progress
+    from modules.rss.ingest import poll
+
+    done = 0
+    with progress.bar("fetching new feeds", len(feed_ids)) as update:
+
+        def on_done(_claim: store.Claim, _result: Counter[str] | BaseException) -> None:
+            nonlocal done
+            done += 1
+            update(done, None)
+
+        results = await poll.poll_now(ctx, feed_ids, concurrency=FETCH_NOW_CONCURRENCY, on_done=on_done)
+    async with ctx.pool.acquire() as conn:
+        errors = {
+            r["feed_id"]: r["last_error"]
+            for r in await conn.fetch(
+                "SELECT feed_id, last_error FROM mod_rss.poll_state WHERE feed_id = ANY($1::bigint[]) AND consecutive_errors > 0",
+                feed_ids,
+            )
+        }
+    counts: Counter[str] = Counter()
+    for result in results.values():
+        if isinstance(result, Counter):
+            counts.update(new=result["new"])
+    return {
+        "feeds": len(feed_ids),
+        "fetched": len(results) - len(errors),
+        "failed": {str(k): v for k, v in sorted(errors.items())},
+        "new_entries": counts["new"],
+    }
+
+
+def _fetch_text(f: dict[str, Any]) -> str:
+    lines = [
+        f"fetched {f['fetched']} of {plural(f['feeds'], 'feed')}: "
+        f"{plural(f['new_entries'], 'new entry', 'new entries')}"
+    ]
+    lines += [f"  feed {fid} failed: {error}" for fid, error in f["failed"].items()]
+    return "\n".join(lines)
+
+
+async def _remove(host: Host, args: argparse.Namespace) -> Result:
+    from modules.rss import store
+
+    async with host.require_pool().acquire() as conn, conn.transaction():
+        feeds = [await store.get_feed(conn, ref) for ref in args.feeds]  # all exist, or nothing is removed
+        for feed in feeds:
+            await store.remove_feed(conn, feed.id)
+    removed = [f.id for f in feeds]
+    return {
+        "removed": removed
+    }, lambda d: f"removed {plural(len(d['removed']), 'feed')}: " + ", ".join(map(str, d["removed"]))
+
+
+async def _list(host: Host, args: argparse.Namespace) -> Result:
+    from host.cli import table
+    from modules.rss import store
+
+    async with host.require_pool().acquire() as conn:
+        rows = await store.list_feeds(conn, args.folder)
+    for r in rows:
+        r["state"] = feed_state(r)
+    return rows, lambda d: table(
+        [
+            (
+                r["id"],
+                r["state"],
+                r["folder"] or "",
+                r["entries"],
+                relative(r["last_polled_at"]),
+                r["title"] or "",
+                r["url"],
+            )
+            for r in d
+        ],
+        ["id", "state", "folder", "entries", "polled", "title", "url"],
+        limits={2: 20, 5: 40},
+    )
+
+
+async def _show(host: Host, args: argparse.Namespace) -> Result:
+    from modules.rss import store
+
+    async with host.require_pool().acquire() as conn:
+        feed = await store.get_feed(conn, args.feed)
+        row = next(r for r in await store.list_feeds(conn) if r["id"] == feed.id)
+        recent = await store.list_entries(conn, feed_id=feed.id, limit=10)
+    data = {**row, "state": feed_state(row), "recent_entries": recent}
+    return data, _show_text
+
+
+def _show_text(d: dict[str, Any]) -> str:
+    interval = (
+        f"every {textfmt.duration(d['interval_override_s'])} (fixed)"
+        if d["interval_override_s"]
+        else f"every {textfmt.duration(d['interval_s'])} (adaptive"
+        + (f": {d['interval_reason']})" if d["interval_reason"] else ")")
+        if d["interval_s"]
+        else "adaptive (not polled yet)"
+    )
+    fields = [
+        ("feed", f"{d['id']}: {d['title'] or '(untitled)'}"),
+        ("url", d["url"]),
+        ("site", d["site_url"] or "-"),
+        ("folder", d["folder"] or "-"),
+        ("state", d["state"]),
+        ("entries", str(d["entries"])),
+        (
+            "polled",
+            f"{when(d['last_polled_at'])} ({relative(d['last_polled_at'])}), status {d['last_status'] or '-'}",
+        ),
+        ("next poll", f"{when(d['next_poll_at'])} ({relative(d['next_poll_at'])}), {interval}"),
+        ("last success", f"{when(d['last_success_at'])} ({relative(d['last_success_at'])})"),
+    ]
+    if d["last_error"]:
+        fields.append(
+            ("last error", f"{d['last_error']} ({plural(d['consecutive_errors'], 'failure')} in a row)")
+        )
+    if d["description"]:
+        fields.append(("about", textfmt.fit(d["description"], 200)))
+    lines = [f"{k + ':':<14}{v}" for k, v in fields]
+    lines += ["", "recent entries:"] if d["recent_entries"] else ["", "no entries yet"]
+    lines += [
+        f"  {e['id']:>7}  {when(e['effective_at'])}  {e['title'] or '(untitled)'}"
+        for e in d["recent_entries"]
+    ]
+    return "\n".join(lines)
+
+
+async def _set(host: Host, args: argparse.Namespace) -> Result:
+    from modules.rss import store
+
+    changes = dict(parse_assignment(a) for a in args.assignments)
+    async with host.require_pool().acquire() as conn:
+        feed = await store.get_feed(conn, args.feed)
+        updated = await store.update_feed(conn, feed.id, changes)
+    return {
+        "id": updated.id,
+        "changed": changes,
+    }, lambda d: f"feed {d['id']}: " + ", ".join(f"{k}={v}" for k, v in d["changed"].items())
+
+
+def _check_import_path(path: Path) -> None:
+    if path.is_dir():
+        raise UserError(f"{path} is a directory", "give the path of an OPML file, e.g. subscriptions.opml")
+    if not path.is_file():
+        raise UserError(f"no such file: {path}", "give the path of an OPML file")
+
+
+def _check_export_path(path: Path) -> None:
+    if path.is_dir():
+        raise UserError(f"{path} is a directory", "give a file name, e.g. subscriptions.opml")
+    if not path.parent.is_dir():
+        raise UserError(f"cannot write {path}: directory {path.parent} does not exist", "create it first")
+
+
+async def _import(host: Host, args: argparse.Namespace) -> Result:
+    from modules.rss.subscriptions import subscribe
+    from modules.rss.subscriptions.opml import OpmlError
+
+    path = Path(args.file)
+    settings = await host.resolved_settings("rss")
+    try:
+        async with host.require_pool().acquire() as conn:
+            imported = await subscribe.import_opml(
+                conn, path.read_bytes(), allow_private_networks=bool(settings["allow_private_networks"])
+            )
+    except OpmlError as exc:
+        raise UserError(f"cannot import {path}: {exc}") from None
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
+    data: dict[str, Any] = {
+        "added": len(imported.added),
+        "already_present": imported.already_present,
+        "refused": [{"url": u, "reason": why} for u, why in imported.refused],
+        "feed_ids": imported.added,
+    }
+    if imported.added and not args.no_fetch:
+        data["fetch"] = await _fetch_now(await host.context("rss"), imported.added)
+
+    def text(d: dict[str, Any]) -> str:
+        lines = [f"imported {plural(d['added'], 'feed')} ({d['already_present']} already present)"]
+        lines += [f"refused {r['url']}: {r['reason']}" for r in d["refused"]]
+        return "\n".join(lines + ([_fetch_text(d["fetch"])] if "fetch" in d else []))
+
+    return data, text
+
+
+async def _export(host: Host, args: argparse.Namespace) -> Result:
+    from modules.rss.subscriptions import subscribe
+
+    async with host.require_pool().acquire() as conn:
+        opml = await subscribe.export(conn)
+    if not args.file:
+        sys.stdout.buffer.write(opml)
+        sys.stdout.buffer.flush()
+        return {"bytes": len(opml)}, lambda _d: ""
+    try:
+        Path(args.file).write_bytes(opml)
+    except OSError as exc:
+        raise UserError(
+            f"cannot write {args.file}: {exc.strerror or exc}", "choose a writable path"
+        ) from None
+    return {"file": args.file, "bytes": len(opml)}, lambda d: f"wrote {d['file']}"
+
+
+async def _entries(host: Host, args: argparse.Namespace) -> Result:
+    from host.cli import table
+    from modules.rss import store
+    from modules.rss.search.query import parse_since
+
+    if not 1 <= args.limit <= 1000:
+        raise UserError(f"--limit {args.limit} is out of range", "give 1 to 1000")
+    since = parse_since(args.since) if args.since else None
+    async with host.require_pool().acquire() as conn:
+        feed_id = (await store.get_feed(conn, args.feed)).id if args.feed else None
+        rows = await store.list_entries(
+            conn, feed_id=feed_id, since=since, unread=args.unread, starred=args.starred, limit=args.limit
+        )
+    return (
+        rows,
+        lambda d: (
+            table(
+                [
+                    (
+                        r["id"],
+                        ("★" if r["starred_at"] else "") + ("" if r["read_at"] else "•"),
+                        when(r["effective_at"]),
+                        r["feed_title"] or r["feed_id"],
+                        r["title"] or "(untitled)",
+                    )
+                    for r in d
+                ],
+                ["id", "", "date", "feed", "title"],
+                limits={3: 24},
+            )
+            + "\n(• unread, ★ starred; read one with `feedeater rss entry ID`)"
+            if d
+            else "no entries"
+        ),
+    )
+
+
+async def _entry(host: Host, args: argparse.Namespace) -> Result:
+    from modules.rss import store
+
+    async with host.require_pool().acquire() as conn:
+        row = await store.get_entry(conn, args.entry)
+    return row, _entry_text
+
+
+def _entry_text(e: dict[str, Any]) -> str:
+    state = ", ".join(
+        s for s in ("read" if e["read_at"] else "unread", "starred" if e["starred_at"] else "") if s
+    )
+    lines = [
+        e["title"] or "(untitled)",
+        f"{e['feed_title'] or 'feed'} (feed {e['feed_id']}) · {when(e['published'] or e['effective_at'])}"
+        + (f" · {', '.join(e['authors'])}" if e["authors"] else "")
+        + (f" · {e['reading_time_minutes']} min read" if e["reading_time_minutes"] else "")
+        + f" · {state}",
+    ]
+    if e["link"]:
+        lines.append(e["link"])
+    lines += ["", e["content_text"] or "(no text)"]
+    for enc in e["enclosures"]:
+        size = f", {enc['length']} bytes" if enc.get("length") else ""
+        lines.append(f"enclosure: {enc['url']} ({enc.get('type') or 'unknown type'}{size})")
+    return "\n".join(lines)
+
+
+async def _mark(host: Host, args: argparse.Namespace) -> Result:
+    from modules.rss import store
+
+    if args.read is None and args.starred is None:
+        raise UserError("nothing to mark", "add --read, --unread, --star or --unstar")
+    async with host.require_pool().acquire() as conn:
+        found = await store.mark_entries(conn, args.entries, read=args.read, starred=args.starred)
+    missing = sorted(set(args.entries) - set(found))
+    if missing:
+        raise UserError(
+            f"no entry {', '.join(map(str, missing))}", "list entries with `feedeater rss entries`"
+        )
+    what = [
+        w for w, v in (("read", args.read), ("unread", args.read is False), ("starred", args.starred)) if v
+    ] + (["unstarred"] if args.starred is False else [])
+    return {
+        "entries": found,
+        "read": args.read,
+        "starred": args.starred,
+    }, lambda d: f"marked {plural(len(d['entries']), 'entry', 'entries')} {' and '.join(what)}"
+
+
+_ACTIONS = {
+    "add": _add,
+    "remove": _remove,
+    "list": _list,
+    "show": _show,
+    "set": _set,
+    "import": _import,
+    "export": _export,
+    "entries": _entries,
+    "entry": _entry,
+    "mark": _mark,
+}
+
+
+# -- parser --------------------------------------------------------------------------------------
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    rss = sub.add_parser("rss", help="manage RSS/Atom/JSON feed subscriptions")
+    from modules.rss.search import cli as search_cli
+
+    rss = sub.add_parser("rss", help="subscribe to RSS/Atom/JSON feeds and read their entries")
     rss.set_defaults(handler=cmd)
     actions = rss.add_subparsers(dest="rss_action", required=True)
     search_cli.add_reembed(actions)
@@ -164,15 +432,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         p.add_argument("--json", action="store_true", help="machine-readable output")
         return p
 
-    p = action("add", "subscribe to a feed (or a page advertising one)")
+    p = action("add", "subscribe to a feed (or a page advertising one) and fetch it now")
     p.add_argument("url")
     p.add_argument("--folder", default=None)
     p.add_argument(
         "--interval", type=float, default=None, help="fixed poll interval in minutes (default: adaptive)"
     )
-    p = action("remove", "unsubscribe (deletes its entries)")
-    p.add_argument("feed", help="feed id or URL")
-    p = action("list", "list subscriptions")
+    p.add_argument("--no-fetch", action="store_true", help="leave the first fetch to the poll job")
+    p = action("remove", "unsubscribe (deletes their entries)")
+    p.add_argument("feeds", nargs="+", metavar="feed", help="feed ids or URLs")
+    p = action("list", "list subscriptions with their state")
     p.add_argument("--folder", default=None)
     p = action("show", "one feed with its poll state and recent entries")
     p.add_argument("feed", help="feed id or URL")
@@ -182,7 +451,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("feed", help="feed id or URL")
     p.add_argument("assignments", nargs="+", metavar="key=value")
-    p = action("import", "import an OPML file (idempotent)")
+    p = action("import", "import an OPML file (idempotent) and fetch the new feeds now")
     p.add_argument("file")
-    p = action("export", "export subscriptions as OPML")
+    p.add_argument("--no-fetch", action="store_true", help="leave the first fetch to the poll job")
+    p = action("export", "export subscriptions as OPML (to stdout without FILE)")
     p.add_argument("file", nargs="?", default=None)
+    p = action("entries", "list entries, newest first")
+    p.add_argument("feed", nargs="?", default=None, help="only this feed (id or URL)")
+    p.add_argument("--since", default=None, help="only entries from this date on (ISO 8601)")
+    p.add_argument("--unread", action="store_true", help="only unread entries")
+    p.add_argument("--starred", action="store_true", help="only starred entries")
+    p.add_argument("--limit", type=int, default=20)
+    p = action("entry", "read one entry: title, feed, date, link, text, enclosures")
+    p.add_argument("entry", type=int, help="entry id (from `rss entries` or `search`)")
+    p = action("mark", "mark entries read/unread, starred/unstarred")
+    p.add_argument("entries", nargs="+", type=int, metavar="entry", help="entry ids")
+    p.add_argument("--read", dest="read", action="store_const", const=True, default=None)
+    p.add_argument("--unread", dest="read", action="store_const", const=False)
+    p.add_argument("--star", dest="starred", action="store_const", const=True, default=None)
+    p.add_argument("--unstar", dest="starred", action="store_const", const=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import socket
@@ -13,7 +14,11 @@ from pathlib import Path
 import pytest
 
 from host.services import free_port
+from tests.fakeai import FakeAI
+from tests.rss.conftest import fake_ai
 from tests.services import FEEDEATER, feedeater, feedeater_env
+
+__all__ = ["fake_ai"]  # the rss tests' fixture, for the embed job run through the CLI
 
 
 @pytest.fixture
@@ -71,6 +76,9 @@ def test_disable_enable_and_jobs(cli_env: dict[str, str]) -> None:
     assert json.loads(res.stdout)["status"] == "ok"
     jobs = {j["job"]: j for j in json.loads(feedeater(cli_env, "jobs", "list", "--json").stdout)}
     assert jobs["rss.poll"]["last_status"] == "ok" and jobs["rss.poll"]["trigger"] == "60s"
+    assert (
+        jobs["rss.updateContexts"]["trigger"] == "5m"
+    )  # a new feed's first context soon after its first poll
     assert_one_line_error(feedeater(cli_env, "jobs", "run", "rss.nope"), "unknown job rss.nope")
 
 
@@ -137,3 +145,115 @@ def test_every_environment_variable_the_code_reads_is_documented() -> None:
     for doc in ("README.md", ".env.example"):
         text = (root / doc).read_text()
         assert not [n for n in names if n not in text], doc
+
+
+# -- the first hour (issue #15) --------------------------------------------------------------------
+def test_unknown_setting_suggests_the_closest_names(cli_env: dict[str, str]) -> None:
+    assert_one_line_error(
+        feedeater(cli_env, "settings", "get", "rss.lookback"), "did you mean rss.lookback_hours?"
+    )
+    assert_one_line_error(
+        feedeater(cli_env, "settings", "set", "rss.timeout_second", "5"), "did you mean rss.timeout_seconds"
+    )
+
+
+def test_settings_and_status_read_well(cli_env: dict[str, str]) -> None:
+    from host.textfmt import width
+
+    res = feedeater({**cli_env, "COLUMNS": "100"}, "settings", "get", "rss")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert len(lines) > 30 and max(width(line) for line in lines) <= 100
+    assert any("…" in line for line in lines)  # long descriptions and prompts are cut, not wrapped
+    status = feedeater(cli_env, "status")
+    assert status.returncode == 0, status.stderr
+    first = status.stdout.splitlines()[:2]
+    assert first[0].startswith("postgres: external at postgresql://") and first[1].startswith(
+        "nats: external at nats://"
+    )
+    pending = feedeater(cli_env, "contexts", "show", "rss:feed:1")
+    assert pending.returncode == 0 and "no context rss:feed:1 yet: pending" in pending.stdout
+    assert "feedeater jobs run rss.updateContexts" in pending.stdout
+
+
+def test_jobs_run_is_quiet_off_a_terminal_and_jobs_list_says_what_runs_did(
+    cli_env: dict[str, str], fake_ai: FakeAI
+) -> None:
+    res = feedeater(cli_env, "jobs", "run", "rss.poll")
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+    assert res.stdout.startswith("rss.poll: ok in ")
+    listed = feedeater(cli_env, "jobs", "list")
+    row = next(line for line in listed.stdout.splitlines() if line.startswith("rss.poll"))
+    assert " ago" in row and "ok" in row
+    ai_env = {
+        **cli_env,
+        "FEEDEATER_RSS_EMBEDDER": "openai",
+        "FEEDEATER_RSS_EMBEDDING_MODEL": "fake-embed",
+        "FEEDEATER_RSS_OPENAI_BASE_URL": fake_ai.base_url,
+    }
+    assert feedeater(ai_env, "jobs", "run", "rss.embed").returncode == 0
+    for command in ("status", "jobs"):  # the embedding backlog and rate, from the embed job's last run
+        out = feedeater(cli_env, *([command] if command == "status" else [command, "list"])).stdout
+        line = next(line for line in out.splitlines() if "rss.embed" in line)
+        assert "embedded 0" in line and "per second 0" in line and "pending 0" in line, line
+
+
+def test_bus_tail_prints_one_line_per_event(cli_env: dict[str, str], nats_url: str) -> None:
+    import asyncio
+
+    import nats
+
+    proc = subprocess.Popen(
+        [*FEEDEATER, "bus", "tail", "--count", "2"],
+        env=cli_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    event = {
+        "type": "MessageCreated",
+        "message": {"createdAt": "2026-11-26T05:40:12.000Z", "From": "Daily", "tags": {"title": "Hello"}},
+    }
+
+    async def publish_until_done() -> None:
+        nc = await nats.connect(nats_url)
+        try:
+            deadline = time.monotonic() + 60
+            while proc.poll() is None and time.monotonic() < deadline:
+                await nc.publish("feedeater.rss.messageCreated", json.dumps(event).encode())
+                await asyncio.sleep(0.2)
+        finally:
+            await nc.close()
+
+    asyncio.run(publish_until_done())
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    lines = out.splitlines()
+    assert len(lines) == 2
+    assert lines[0] == "05:40:12  MessageCreated  Daily: Hello  [feedeater.rss.messageCreated]"
+
+
+def test_run_says_where_everything_is_and_takes_a_free_port_when_9464_is_busy(
+    cli_env: dict[str, str],
+) -> None:
+    env = {k: v for k, v in cli_env.items() if k != "FEEDEATER_HTTP_PORT"}
+    with contextlib.ExitStack() as stack:
+        blocker = stack.enter_context(socket.socket())
+        with contextlib.suppress(OSError):  # already taken by something else: just as good
+            blocker.bind(("127.0.0.1", 9464))
+            blocker.listen()
+        proc = subprocess.Popen([*FEEDEATER, "run"], env=env, stderr=subprocess.PIPE, text=True)
+        try:
+            assert proc.stderr is not None
+            head = [proc.stderr.readline() for _ in range(5)]
+            taken = next(line for line in head if "port 9464 is in use" in line)
+            port = int(taken.split(" are on port ")[1].split()[0])
+            assert any(line.startswith("feedeater: data in ") for line in head)
+            assert any(line.strip().startswith("postgres: postgresql://") for line in head)
+            assert any(line.strip().startswith("nats:") for line in head)
+            assert json.loads(_get_when_up(f"http://127.0.0.1:{port}/healthz"))["ok"] is True
+            assert "feedeater_rss_embedding_backlog" in _get_when_up(f"http://127.0.0.1:{port}/metrics")
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client import REGISTRY
 
 from host import ai as ai_mod
 from host.ai import AIServices, OpenAIChat, OpenAIEmbedder, ProviderError, RetryPolicy, build_ai
@@ -16,7 +17,8 @@ from host.errors import UserError
 from host.jobs import run_job
 from host.module import ModuleContext
 from host.runtime import Host
-from modules.rss import store
+from modules.rss import MANIFEST, store
+from modules.rss import settings as rss_settings
 from modules.rss.enrich import embed
 from modules.rss.model import Entry
 from tests.fakeai import FakeAI, fake_embedding
@@ -43,7 +45,7 @@ def fake_settings(fake: FakeAI, **extra: Any) -> dict[str, Any]:
 async def rss_context(host: Host, fake: FakeAI | None, **extra: Any) -> ModuleContext:
     """The host's rss context with the embed settings and providers wired to the stand-in server."""
     ctx = await host.context("rss")
-    defaults = {s.key: s.default for s in embed.SETTINGS}
+    defaults = {s.key: s.default for s in rss_settings.EMBED}
     ctx.settings = {**defaults, **ctx.settings, **extra}
     if fake is not None:
         ctx.ai = build_ai(fake_settings(fake))
@@ -87,7 +89,7 @@ async def add_entries(
 
 
 async def embed_all(ctx: ModuleContext) -> dict[str, Any]:
-    result = await run_job(ctx, embed.JOB, trigger="manual")
+    result = await run_job(ctx, MANIFEST.job("embed"), trigger="manual")
     assert result.status == "ok", result.error
     return dict(result.metrics)
 
@@ -152,7 +154,7 @@ def test_build_ai_follows_settings() -> None:
     assert isinstance(remote.summarizer, OpenAIChat) and remote.summarizer.model == "m"
     with pytest.raises(UserError, match="384"):
         build_ai({"embedder": "local", "embedding_dimensions": 768})
-    assert {s.key for s in ai_mod.AI_SETTINGS}.isdisjoint({s.key for s in embed.SETTINGS})
+    assert {s.key for s in ai_mod.AI_SETTINGS}.isdisjoint({s.key for s in rss_settings.EMBED})
 
 
 # -- providers against the stand-in server -------------------------------------------------------
@@ -249,8 +251,12 @@ async def test_local_embedder_is_offline_multilingual_e5() -> None:
 async def test_job_embeds_new_entries_and_reembeds_revised_ones(ai_host: Host, fake_ai: FakeAI) -> None:
     ctx = await rss_context(ai_host, fake_ai)
     feed = await add_entries(ai_host, [entry("a", "Solar power", "Panels on roofs."), entry("b", "Rain", "")])
+    embedded_before = REGISTRY.get_sample_value("feedeater_rss_embedded_total") or 0.0
     metrics = await embed_all(ctx)
-    assert metrics["embedded"] == 2 and metrics["pending"] == 0
+    assert metrics["embedded"] == 2 and metrics["pending"] == 0 and metrics["per_second"] > 0
+    # the backlog and the rate, for `jobs list` / `status` (these metrics) and /metrics (these series)
+    assert REGISTRY.get_sample_value("feedeater_rss_embedding_backlog") == 0
+    assert REGISTRY.get_sample_value("feedeater_rss_embedded_total") == embedded_before + 2
     st = await states(ai_host)
     assert {g: (s["status"], s["dims"], s["model"]) for g, s in st.items()} == {
         "a": ("done", 64, "fake-embed"),

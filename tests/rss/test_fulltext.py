@@ -16,8 +16,9 @@ from host.jobs import run_job
 from host.module import ModuleContext
 from host.net.fetcher import Fetcher, FetchResult
 from host.runtime import Host
-from modules.rss import store
-from modules.rss.enrich import fulltext, summarize
+from modules.rss import MANIFEST, store
+from modules.rss import settings as rss_settings
+from modules.rss.enrich import fulltext
 from modules.rss.enrich.article_meta import ArticleMeta, article_metadata
 from modules.rss.ingest import poll
 from modules.rss.model import Entry
@@ -87,7 +88,7 @@ async def module_ctx(
     """The rss module's context with this feature's settings (defaults until the manifest declares them),
     its own AI services and a fresh process state (robots.txt cache) around the module's fetcher."""
     ctx = await host.context("rss")
-    defaults = {s.key: s.default for s in (*summarize.SETTINGS, *AI_SETTINGS)}
+    defaults = {s.key: s.default for s in (*rss_settings.SUMMARY, *rss_settings.FULLTEXT, *AI_SETTINGS)}
     return dataclasses.replace(
         ctx,
         settings={**defaults, **ctx.settings, **overrides},
@@ -97,7 +98,7 @@ async def module_ctx(
 
 
 async def run_fulltext(ctx: ModuleContext) -> dict[str, Any]:
-    result = await run_job(ctx, fulltext.JOB, trigger="manual")
+    result = await run_job(ctx, MANIFEST.job("fulltext"), trigger="manual")
     assert result.status == "ok", result.error
     return dict(result.metrics)
 

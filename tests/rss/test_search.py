@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,8 @@ from host.module import ModuleContext
 from host.runtime import Host
 from modules.rss.search import service as search_service
 from modules.rss.search.query import (
+    Coverage,
+    CoverageCache,
     SearchQuery,
     candidates_per_side,
     fuse,
@@ -24,6 +28,7 @@ from modules.rss.search.query import (
     parse_since,
     relaxable,
     search,
+    vector_weight,
 )
 from tests.fakeai import FakeAI
 from tests.rss.test_embed import add_entries, ai_host, embed_all, entry, rss_context
@@ -45,6 +50,20 @@ def test_fuse_adds_reciprocal_ranks_and_names_the_sides() -> None:
     assert [f.entry_id for f in fuse([(5, 0.1)], [(7, 0.2)], limit=10)] == [7, 5]  # a tie: newer first
     assert len(fuse([(i, 0.0) for i in range(50)], [], limit=3)) == 3
     assert fuse([], [], limit=10) == []
+
+
+def test_coverage_is_reused_for_a_while_per_filter_set() -> None:
+    cov = Coverage(1, 10, "m")
+    cache = CoverageCache(ttl_s=60, max_keys=2)
+    cache.put(("m", None, None, None), cov)
+    assert cache.get(("m", None, None, None)) is cov and cache.get(("m", 3, None, None)) is None
+    cache.put(("m", 3, None, None), cov)
+    cache.put(("m", 4, None, None), cov)  # over max_keys: starts afresh
+    assert cache.get(("m", None, None, None)) is None and cache.get(("m", 4, None, None)) is cov
+    expired = CoverageCache(ttl_s=0)
+    expired.put(("m",), cov)
+    assert expired.get(("m",)) is None
+    assert (cov.fraction, Coverage(0, 0, "m").fraction) == (0.1, 1.0)  # nothing to search: nothing missing
 
 
 def test_candidate_depth_and_relaxable_queries() -> None:
@@ -214,10 +233,88 @@ async def test_no_embeddings_yet_degrades_to_full_text(ai_host: Host, fake_ai: F
     ctx = await rss_context(ai_host, fake_ai)
     await corpus(ai_host)  # nothing embedded yet
     response = await search(ctx.pool, ctx.ai, SearchQuery("solar"))
-    assert response.mode == "text" and "no entries embedded with fake-embed" in (
+    assert response.mode == "text" and "0% of the 4 searched entries are embedded with fake-embed" in (
         response.degraded_reason or ""
     )
+    assert response.coverage is not None and (response.coverage.embedded, response.coverage.total) == (0, 4)
     assert [r.title for r in response.results] == ["Solar panels on every roof"]
+
+
+async def test_a_partly_built_index_is_reported_and_never_outvotes_full_text(
+    ai_host: Host, fake_ai: FakeAI
+) -> None:
+    """The first-hour case: 10 % embedded. Vector neighbours of the query among those 10 % are noise next
+    to entries that contain every word; the reply says how much is embedded and answers from full text."""
+    ctx = await rss_context(ai_host, fake_ai)
+    filler = [
+        entry(f"n{i}", f"Harbour notes {i}", f"Cargo ships and cranes in the harbour, day {i}.")
+        for i in range(18)
+    ]
+    exact = [
+        entry("x1", "Healthy eating", "Healthy eating and exercise keep the heart strong."),
+        entry("x2", "Exercise plans", "Exercise with healthy eating: a plan for beginners."),
+    ]
+    await add_entries(ai_host, filler + exact)
+    await embed_all(ctx)
+    # Keep 2 of 20 embedded (10 %): two harbour notes, whose vectors are the query's nearest embedded ones.
+    await ai_host.require_pool().execute(
+        """UPDATE mod_rss.entry_embeddings x SET status = 'pending', embedding = NULL, dims = NULL, model = NULL
+           FROM mod_rss.entries e WHERE e.id = x.entry_id AND e.guid NOT IN ('n0', 'n1')"""
+    )
+    response = await search(ctx.pool, ctx.ai, SearchQuery("healthy eating and exercise"))
+    assert response.coverage is not None
+    assert (response.coverage.embedded, response.coverage.total, response.coverage.fraction) == (2, 20, 0.1)
+    assert response.mode == "text" and "only 10% of the 20 searched entries" in (
+        response.degraded_reason or ""
+    )
+    titles = [r.title for r in response.results]
+    assert set(titles[:2]) == {
+        "Exercise plans",
+        "Healthy eating",
+    }  # every word: first, whatever the vectors say
+    assert all(r.vector_score is None for r in response.results)
+    reply = response.to_dict()["coverage"]
+    assert reply == {"embedded": 2, "total": 20, "fraction": 0.1, "model": "fake-embed"}
+
+
+async def test_a_half_built_index_counts_in_proportion(ai_host: Host, fake_ai: FakeAI) -> None:
+    ctx = await rss_context(ai_host, fake_ai)
+    await corpus(ai_host)
+    await embed_all(ctx)
+    await ai_host.require_pool().execute(
+        """UPDATE mod_rss.entry_embeddings x SET status = 'pending', model = NULL
+           FROM mod_rss.entries e WHERE e.id = x.entry_id AND e.guid = 'd'"""
+    )  # 3 of 4 embedded: the vector side runs, at 0.75 / 0.95 of its weight
+    response = await search(ctx.pool, ctx.ai, SearchQuery("renewable energy from the sun"))
+    assert response.mode == "hybrid" and response.coverage is not None and response.coverage.fraction == 0.75
+    assert vector_weight(response.coverage) == pytest.approx(0.75 / 0.95)
+    top = response.results[0]
+    assert top.title == "Solar panels on every roof" and top.score == pytest.approx(
+        1 / 61 + (0.75 / 0.95) / 61
+    )
+
+
+async def test_an_exact_title_comes_first(ai_host: Host, fake_ai: FakeAI) -> None:
+    ctx = await rss_context(ai_host, fake_ai)
+    decoys = [
+        entry(f"d{i}", f"Harbour report {i}", "The quiet harbour. " * (5 + i) + "A quiet harbour again.")
+        for i in range(6)
+    ]
+    target = entry("t", "The Quiet Harbour", "An essay about a small town, its people and the sea.")
+    await add_entries(ai_host, [target, *decoys])
+    await embed_all(ctx)
+    for text in ("The Quiet Harbour", "the  quiet harbour ", "THE QUIET HARBOUR"):
+        response = await search(ctx.pool, ctx.ai, SearchQuery(text))
+        assert response.results[0].title == "The Quiet Harbour", text
+    assert [r.entry_id for r in fuse([(1, 0.9)], [(2, 1.0)], limit=3, first=[3])] == [3, 2, 1]
+
+
+async def test_searching_a_feed_that_does_not_exist_says_so(
+    ai_host: Host, indexed: tuple[ModuleContext, dict[str, int]]
+) -> None:
+    ctx, _ = indexed
+    with pytest.raises(UserError, match="feed 9999 does not exist"):
+        await search(ctx.pool, ctx.ai, SearchQuery("solar", feed=9999))
 
 
 async def test_a_query_without_words_is_answered_by_vectors_alone(
@@ -265,6 +362,9 @@ async def test_nats_request_reply(
         assert await ask(b"not json") == {"error": 'the request is not JSON (send {"query": "words"})'}
         assert (await ask(b'{"query": "x", "limit": 0}'))["error"].startswith("limit=0 is out of range")
         assert list(await ask(b'{"limit": 5}')) == ["error"]
+        missing = await ask(b'{"query": "solar", "feed": 9999}')
+        assert missing["error"].startswith("feed 9999 does not exist")
+        assert (await ask(b'{"query": "solar"}'))["coverage"]["fraction"] == 1.0
     finally:
         await sub.unsubscribe()
         await client.close()
@@ -289,29 +389,43 @@ async def test_cli_search_and_reembed(
         FEEDEATER_RSS_EMBEDDING_MODEL="fake-embed",
         FEEDEATER_RSS_OPENAI_BASE_URL=fake_ai.base_url,
     )
-    done = feedeater(env, "search", "solar energy", "--folder", "Tech", "--limit", "1", "--json")
+
+    async def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+        return await asyncio.to_thread(feedeater, env, *args)  # this loop's host answers meanwhile
+
+    done = await cli(env, "search", "solar energy", "--folder", "Tech", "--limit", "1", "--json")
     assert done.returncode == 0, done.stderr
     reply = json.loads(done.stdout)
     assert reply["mode"] == "hybrid" and [r["title"] for r in reply["results"]] == [
         "Solar panels on every roof"
     ]
 
-    text = feedeater(env, "search", "solar")
+    text = await cli(env, "search", "solar")
     assert text.returncode == 0 and text.stdout.startswith(
         "1. Solar panels on every roof  [Feed http://example.org/tech"
     )
 
-    degraded = feedeater({**env, "FEEDEATER_RSS_EMBEDDER": "none"}, "search", "solar", "--json")
-    assert json.loads(degraded.stdout)["degraded_reason"] == "no embedder configured"
+    assert reply["answered_by"] == "host", (
+        done.stderr
+    )  # the test's host serves feedeater.rss.search on this NATS
+    degraded = await cli({**env, "FEEDEATER_RSS_EMBEDDER": "none"}, "search", "solar", "--local", "--json")
+    local = json.loads(degraded.stdout)
+    assert local["degraded_reason"] == "no embedder configured" and local["answered_by"] == "cli"
+    assert local["coverage"] is None
 
-    bad = feedeater(env, "search", "solar", "--since", "last week")
+    for where in ([], ["--local"]):
+        missing = await cli(env, "search", "solar", "--feed", "9999", *where)
+        assert missing.returncode == 2 and "Traceback" not in missing.stderr
+        assert missing.stderr.startswith("feedeater: error: feed 9999 does not exist"), missing.stderr
+
+    bad = await cli(env, "search", "solar", "--since", "last week")
     assert bad.returncode == 2 and bad.stderr.strip().startswith(
         "feedeater: error: since='last week' is not a date"
     )
     assert "Traceback" not in bad.stderr
 
-    reembed = feedeater(env, "rss", "reembed", "--json")
+    reembed = await cli(env, "rss", "reembed", "--json")
     assert reembed.returncode == 0, reembed.stderr
     data = json.loads(reembed.stdout)
     assert (data["queued"], data["embedded"], data["pending"], data["model"]) == (4, 4, 0, "fake-embed")
-    assert "embedded 4/4" in reembed.stderr
+    assert "embedded" not in reembed.stderr  # no progress bar when stderr is not a terminal

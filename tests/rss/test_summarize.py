@@ -1,4 +1,4 @@
-"""Context summaries: the pure decisions (cadence, prompt, reply validation, extractive themes), then the
+"""Context summaries: the pure decisions (cadence, prompt, reply validation, extractive centrality), then the
 updateContexts job end to end — real PostgreSQL and JetStream, the OpenAI-compatible stand-in server."""
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from host.events import utf16_len
 from host.jobs import run_job
 from host.module import ModuleContext
 from host.runtime import Host
+from modules.rss import MANIFEST
+from modules.rss import settings as rss_settings
 from modules.rss.enrich import summarize
 from modules.rss.enrich.summarize import ReplyError, Summary, WindowEntry
 from modules.rss.ingest import publish
@@ -80,9 +82,11 @@ def test_no_new_entries_never_resummarizes() -> None:
 
 def test_cadence_decides_when_new_entries_are_summarized() -> None:
     just_now = NOW - timedelta(minutes=30)
-    assert _decide(3, 5.0, None).due  # never summarized
-    assert _decide(1, 40.0, just_now).due  # high volume: every run
-    assert _decide(1, 0.2, just_now).due  # low volume: on each new entry
+    assert _decide(3, 5.0, None).due and _decide(1, 40.0, None).due  # never summarized: at once
+    assert _decide(1, 40.0, just_now).due  # high volume: every 30 min
+    busy = _decide(1, 40.0, NOW - timedelta(minutes=10))
+    assert not busy.due and busy.reason == "high volume, next summary in 20 min"
+    assert _decide(1, 0.2, NOW - timedelta(minutes=5)).due  # low volume: on each new entry
     waiting = _decide(4, 5.0, just_now)
     assert not waiting.due and waiting.cadence == "normal" and "150 min" in waiting.reason
     assert _decide(4, 5.0, NOW - timedelta(hours=3)).due
@@ -101,7 +105,7 @@ def test_prompt_lists_dated_entries_newest_first_with_the_previous_summary() -> 
         window_entry(1, "Queues in Postgres", "SKIP LOCKED lets workers share a table.", days_ago=3),
     ]
     prompt = summarize.build_prompt(
-        summarize.DEFAULT_PROMPT_TEMPLATE,
+        rss_settings.DEFAULT_PROMPT_TEMPLATE,
         feed_title="Pragmatic Backend",
         feed_description="",
         previous_summary="It was about backups.",
@@ -238,32 +242,51 @@ def test_tokens_work_across_scripts() -> None:
     assert summarize.tokens("the and of 42 a ok") == []
 
 
-def test_themes_favour_what_is_new_over_what_the_feed_always_says() -> None:
-    window = [
-        ("Rust async runtimes compared", "Tokio and async-std in the Python Weekly newsletter."),
-        ("Async Rust without tears", "Pinning explained for the Python Weekly readers."),
-        ("Rust borrow checker tips", "Lifetimes and the borrow checker. Python Weekly."),
-    ]
-    history = [f"Python Weekly issue {i}: packaging and typing in Python." for i in range(30)]
-    keys = [key for key, _ in summarize.themes(window, history)]
-    assert keys[0] == "rust" and keys.index("async") < len(keys)
-    assert "python" not in keys[:3] and "weekly" not in keys[:3]
-    assert dict(summarize.themes(window, history))["rust"] == "Rust"  # the form as written
+def test_lead_sentence_skips_a_repeated_title_and_cuts_long_ones() -> None:
+    assert summarize.lead_sentence("Rates rise", "Rates rise. The central bank moved again. More.") == (
+        "The central bank moved again."
+    )
+    assert summarize.lead_sentence("T", "") == ""
+    assert len(summarize.lead_sentence("T", "word " * 200)) <= summarize.LEAD_CHARS + 1
 
 
-def test_extractive_summary_names_themes_and_representative_titles() -> None:
+def test_centrality_picks_what_the_window_keeps_coming_back_to() -> None:
     entries = [
-        window_entry(1, "Vacuum tuning for busy queue tables", "Autovacuum and dead tuples.", days_ago=0),
-        window_entry(2, "Why we moved our queue to PostgreSQL", "Queue rows and SKIP LOCKED.", days_ago=2),
-        window_entry(3, "A queue is just a table", "Queue workers claim rows.", days_ago=4),
+        window_entry(1, "Conference notes", "Talks and hallway track.", days_ago=0),
+        window_entry(
+            2, "Why we moved our queue to PostgreSQL", "Queue rows and SKIP LOCKED workers.", days_ago=1
+        ),
+        window_entry(3, "A queue is just a table", "Queue workers claim rows with SKIP LOCKED.", days_ago=2),
+        window_entry(4, "Vacuum tuning for busy queue tables", "Queue tables need autovacuum.", days_ago=3),
+        window_entry(5, "A queue is just a table", "Queue workers claim rows with SKIP LOCKED.", days_ago=4),
+    ]
+    picked = summarize.representative(entries, history=[])
+    titles = [entries[i].title for i in picked]
+    assert titles[0] in {"A queue is just a table", "Why we moved our queue to PostgreSQL"}
+    assert titles.count("A queue is just a table") == 1  # duplicates are left out
+    assert titles[-1] == "Conference notes"  # the outlier comes last
+
+
+def test_extractive_summary_reads_as_sentences_about_the_feed() -> None:
+    entries = [
+        window_entry(
+            1, "Vacuum tuning for busy queue tables", "Autovacuum keeps queue tables small.", days_ago=0
+        ),
+        window_entry(
+            2, "Why we moved our queue to PostgreSQL", "Queue rows are claimed with SKIP LOCKED.", days_ago=2
+        ),
+        window_entry(
+            3, "A queue is just a table", "Queue workers claim rows. Then they delete them.", days_ago=4
+        ),
         window_entry(4, "Conference notes", "Talks and hallway track.", days_ago=5),
     ]
     got = summarize.extractive_summary("Pragmatic Backend", entries, history=[])
-    assert got.short.startswith("Pragmatic Backend: queue") and utf16_len(got.short) <= 128
-    assert got.long.startswith("4 entries (2025-03-07 to 2025-03-12) cover queue")
-    assert "Conference notes" not in got.key_points[:3]
-    assert got.key_points[0] == "Vacuum tuning for busy queue tables"  # most themes, newest first on ties
-    assert len(got.key_points) == 4
+    lead = got.key_points[0]
+    assert got.short == f"Pragmatic Backend: {lead}" and utf16_len(got.short) <= 128
+    assert got.long.startswith(f"4 entries (2025-03-07 to 2025-03-12). Mostly about “{lead}”: ")
+    assert "Also: “" in got.long and got.long.endswith(".")
+    assert "queue" in lead.lower() and got.key_points[-1] == "Conference notes"
+    assert "," not in got.short.split(": ", 1)[1] or lead.count(",")  # a headline, not a keyword list
 
 
 def test_extractive_summary_of_one_untitled_entry_without_words() -> None:
@@ -291,7 +314,7 @@ async def llm(fake_ai: FakeAI) -> AsyncIterator[AIServices]:
 
 async def update_contexts(ctx: ModuleContext, host: Host) -> dict[str, Any]:
     """Run the job, then relay the outbox to JetStream."""
-    result = await run_job(ctx, summarize.JOB, trigger="manual")
+    result = await run_job(ctx, MANIFEST.job("updateContexts"), trigger="manual")
     assert result.status == "ok", result.error
     assert host.js is not None
     await outbox.Relay(host.require_pool(), host.js).drain_all()
@@ -338,7 +361,7 @@ async def test_round_trip_entries_to_context_on_the_bus(
     assert fake_ai.embedded_inputs() == [context["summaryLong"]]
 
     system, user = chat_requests(fake_ai)[0]
-    assert system["content"] == summarize.DEFAULT_SYSTEM_PROMPT
+    assert system["content"] == rss_settings.DEFAULT_SYSTEM_PROMPT
     assert "Feed: Pragmatic Backend" in user["content"] and "Previous summary: none" in user["content"]
     assert user["content"].index("(e0)") < user["content"].index("(e4)")
 
@@ -438,12 +461,14 @@ async def test_a_second_invalid_reply_falls_back_cleanly(
 async def test_without_a_summarizer_the_summary_is_extractive(host: Host) -> None:
     feed = await add_feed(host, recent_entries("x", 3))
     ctx = await module_ctx(host, summarizer="extractive")
-    assert (await run_job(ctx, summarize.JOB, trigger="manual")).metrics["extractive"] == 1
+    assert (await run_job(ctx, MANIFEST.job("updateContexts"), trigger="manual")).metrics["extractive"] == 1
     async with host.require_pool().acquire() as conn:
         stored = await contexts.get(conn, "rss", f"feed:{feed.id}")
     assert stored is not None and stored["meta"]["method"] == "extractive"
     assert stored["meta"]["fallbackReason"] is None  # extractive by choice, not a fallback
-    disabled = await run_job(await module_ctx(host, summarizer="none"), summarize.JOB, trigger="manual")
+    disabled = await run_job(
+        await module_ctx(host, summarizer="none"), MANIFEST.job("updateContexts"), trigger="manual"
+    )
     assert disabled.metrics == {"disabled": True}
 
 
@@ -453,8 +478,8 @@ async def test_two_runs_at_once_summarize_each_feed_once(host: Host) -> None:
     ]
     ctx_a, ctx_b = await module_ctx(host), await module_ctx(host)
     a, b = await asyncio.gather(
-        run_job(ctx_a, summarize.JOB, trigger="manual"),
-        run_job(ctx_b, summarize.JOB, trigger="manual"),
+        run_job(ctx_a, MANIFEST.job("updateContexts"), trigger="manual"),
+        run_job(ctx_b, MANIFEST.job("updateContexts"), trigger="manual"),
     )
     assert a.metrics.get("summarized", 0) + b.metrics.get("summarized", 0) == len(feeds)
     versions = await host.require_pool().fetch("SELECT version FROM host.contexts")

@@ -19,33 +19,15 @@ from typing import Any
 
 import asyncpg
 
+from host import progress
 from host.ai import Embedder, ProviderError
 from host.backoff import Backoff
 from host.errors import UserError
-from host.module import Job, ModuleContext, Setting
+from host.module import ModuleContext
 from host.workqueue import WorkQueue
+from modules.rss import metrics
 
 log = logging.getLogger("feedeater.rss.embed")
-
-SETTINGS: tuple[Setting, ...] = (
-    Setting("embed_batch_size", "int", 32, "entries per embedding request", min=1, max=512),
-    Setting(
-        "embed_max_chars",
-        "int",
-        1500,
-        "title + text cut to this many characters before embedding (e5's window is 512 tokens)",
-        min=100,
-        max=100_000,
-    ),
-    Setting(
-        "embed_run_seconds",
-        "int",
-        240,
-        "one embed run stops claiming batches after this long; the next run continues",
-        min=10,
-        max=86_400,
-    ),
-)
 
 LEASE_S = 600  # a claimed batch is invisible to other hosts this long (a crashed host's batch comes back)
 RETRY_BASE_S = 60.0
@@ -272,19 +254,47 @@ async def embed_pending(
     return +counts
 
 
+PROGRESS_LOG_S = 30.0  # a long embed run logs how far it has got this often
+
+
 async def run(ctx: ModuleContext) -> dict[str, Any]:
-    """The scheduled job; with no embedder configured it does nothing (search stays full-text)."""
+    """The scheduled job; with no embedder configured it does nothing (search stays full-text).
+
+    Returns (and so `jobs list` / `status` show) what it embedded, its rate and the backlog left."""
     embedder = ctx.ai.embedder
     if embedder is None:
         return {"skipped": "no embedder configured"}
+    started = time.monotonic()
+    waiting = (await backlog(ctx.pool))["pending"]
+    progress.expect(waiting, "entries")
+    last_log, reported = started, 0
+
+    def report(counts: Counter[str]) -> None:
+        nonlocal last_log, reported
+        done = counts["embedded"] + counts["empty"] + counts["failed"]
+        progress.advance("entries", done - reported)
+        reported = done
+        now = time.monotonic()
+        if now - last_log >= PROGRESS_LOG_S:
+            last_log = now
+            log.info(
+                "embedding newest first: %d of %d done (%.1f/s)",
+                done,
+                waiting,
+                counts["embedded"] / (now - started),
+                extra={"done": done, "backlog": waiting},
+            )
+
     counts = await embed_pending(
         ctx.pool,
         embedder,
         batch_size=int(ctx.settings["embed_batch_size"]),
         max_chars=int(ctx.settings["embed_max_chars"]),
         run_seconds=float(ctx.settings["embed_run_seconds"]),
+        progress=report,
     )
-    return dict(counts) | {"pending": (await backlog(ctx.pool))["pending"]}
-
-
-JOB = Job("embed", run, "1m", "embed new and revised entries for semantic search")
+    left = (await backlog(ctx.pool))["pending"]
+    metrics.EMBEDDED.inc(counts["embedded"])
+    metrics.EMBED_BACKLOG.set(left)
+    rate = counts["embedded"] / max(time.monotonic() - started, 1e-9)
+    return {"embedded": counts["embedded"], "per_second": round(rate, 1), "pending": left} | dict(counts)

@@ -29,7 +29,7 @@ from readability import Document
 from readability.readability import Unparseable
 
 from host.backoff import Backoff
-from host.module import Job, ModuleContext, Setting
+from host.module import ModuleContext
 from host.net.fetcher import Fetcher, FetchResult
 from host.workqueue import WorkQueue
 from modules.rss.enrich.article_meta import ArticleMeta, article_metadata
@@ -357,40 +357,3 @@ async def run(ctx: ModuleContext) -> dict[str, Any]:
                     extra={"entry_id": claim.entry_id, "url": claim.link},
                 )
     return {**counts, "seconds": round(time.monotonic() - started, 3)}
-
-
-JOB = Job("fulltext", run, "5m", "fetch and extract the article pages of full-text feeds")
-
-SETTINGS = (
-    Setting(
-        "fulltext_auto_partial",
-        "bool",
-        False,
-        "also fetch the article of entries whose feed gives only an excerpt (partial_content)",
-    ),
-    Setting("fulltext_batch", "int", 50, "article pages fetched per fulltext run", min=1, max=5000),
-    Setting(
-        "fulltext_max_attempts",
-        "int",
-        4,
-        "fetch attempts per article on transient errors, with backoff",
-        min=1,
-        max=20,
-    ),
-    Setting(
-        "fulltext_max_age_days",
-        "int",
-        7,
-        "only entries this recent get their article fetched (no archive crawl when a feed is switched on)",
-        min=1,
-        max=3650,
-    ),
-    Setting(
-        "fulltext_robots_ttl_minutes",
-        "int",
-        720,
-        "how long a site's robots.txt is cached in memory",
-        min=1,
-        max=10080,
-    ),
-)

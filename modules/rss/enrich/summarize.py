@@ -3,7 +3,9 @@
 Only feeds with entries newer than their last summary are considered, at a cadence set by volume (design doc
 000): high-volume feeds every run, normal ones every few hours, low-volume ones on each new entry. The LLM is
 asked for JSON; its reply is schema-checked, repaired once by sending the error back, and otherwise replaced
-by an extractive summary (term weights and representative titles), which is also what runs with no LLM.
+by an extractive summary (the most central titles and lead sentences, LexRank-style), which is also what
+runs with no LLM. The job runs every few minutes so a new feed gets its first context soon after its first
+poll; busy feeds are still summarized at most every HIGH_VOLUME_EVERY.
 The context, its ContextUpdated (messageId = the newest entry's message) and the feed's bookkeeping commit
 in one transaction; provider calls happen before it, never inside it.
 """
@@ -18,7 +20,7 @@ import re
 import time
 import unicodedata
 import uuid
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -30,7 +32,7 @@ import asyncpg
 from host import contexts
 from host.ai import Embedder, Summarizer
 from host.events import iso_z, truncate_utf16
-from host.module import Job, ModuleContext, Setting
+from host.module import ModuleContext
 from host.workqueue import WorkQueue
 from modules.rss.ingest import publish
 
@@ -40,27 +42,12 @@ WINDOW_DAYS = 7  # input: the last 7 days or the last 20 entries, whichever is m
 WINDOW_MIN_ENTRIES = 20
 HIGH_VOLUME_PER_DAY = 10.0
 LOW_VOLUME_PER_DAY = 1.0
+HIGH_VOLUME_EVERY = timedelta(minutes=30)  # the job runs every 5 min; a busy feed's LLM summary not as often
 SUMMARY_LONG_MAX = 1500  # characters: "2–3 sentences" with room to spare; longer is sent back for repair
 KEY_POINTS_MAX = 8
 REPLY_ECHO_MAX = 2000  # characters of a rejected reply quoted back in the repair prompt
 TEXT_CHARS = 2000  # characters of each entry's text read for prompts and term weights
 HISTORY_ENTRIES = 300  # older entries of the feed that weigh down its perennial words
-
-DEFAULT_SYSTEM_PROMPT = (
-    "You summarize an RSS feed's recent content for a feed reader. Reply with one JSON object and nothing "
-    'else: {"summaryShort": "<at most 128 characters: what the feed is covering now>", "summaryLong": '
-    '"<2-3 sentences on the themes and topics, not individual articles>", "keyPoints": ["<3-6 short '
-    'points>"]}. Write in the language of the entries.'
-)
-DEFAULT_PROMPT_TEMPLATE = """Feed: $feed_title
-Description: $feed_description
-
-Previous summary: $previous_summary
-
-Recent entries ($entry_count, newest first):
-$entries
-
-Write what this feed is currently covering. Focus on themes and topics, not individual articles."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,19 +91,20 @@ def decide(
     now: datetime,
     normal_interval: timedelta,
 ) -> Due:
-    """Whether a feed is summarized this run: never without new entries; high and low volume on every run
-    that has them (low volume rarely does), normal volume once `normal_interval` has passed."""
+    """Whether a feed is summarized this run: never without new entries; a feed never summarized at once
+    (its first context soon after its first poll); low volume on every run that has new entries (rarely),
+    high volume every HIGH_VOLUME_EVERY, normal volume once `normal_interval` has passed."""
     cadence = cadence_of(entries_per_day)
     if new_entries <= 0:
         return Due(False, cadence, "no new entries")
     if last_summarized_at is None:
         return Due(True, cadence, "never summarized")
-    if cadence != "normal":
-        return Due(True, cadence, f"{cadence} volume, {new_entries} new")
-    wait = last_summarized_at + normal_interval - now
+    if cadence == "low":
+        return Due(True, cadence, f"low volume, {new_entries} new")
+    wait = last_summarized_at + (HIGH_VOLUME_EVERY if cadence == "high" else normal_interval) - now
     if wait > timedelta(0):
-        return Due(False, cadence, f"normal volume, next summary in {wait.total_seconds() / 60:.0f} min")
-    return Due(True, cadence, f"normal volume, {new_entries} new")
+        return Due(False, cadence, f"{cadence} volume, next summary in {wait.total_seconds() / 60:.0f} min")
+    return Due(True, cadence, f"{cadence} volume, {new_entries} new")
 
 
 # -- prompt (pure) -------------------------------------------------------------------------------
@@ -268,61 +256,95 @@ def tokens(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def themes(docs: Sequence[tuple[str, str]], history: Sequence[str], limit: int = 5) -> list[tuple[str, str]]:
-    """The window's theme words as (key, display form), strongest first; `docs` are (title, text), newest first.
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+LEAD_CHARS = 200  # a lead sentence longer than this is cut at a word
+SIMILAR = 0.5  # cosine above which two entries say the same thing: only the more central one is kept
+DAMPING = 0.85  # LexRank's random-jump damping (as PageRank's)
 
-    A word scores per entry it appears in (2 in a title, 1 in the text only, so one long article cannot
-    dominate) times a smoothed inverse document frequency over the feed's older entries, so the feed's
-    perennial words and boilerplate weigh less than what is new. Ties go to the word in more entries, then
-    to the word seen first (newest entries, titles before text).
-    """
-    background: Counter[str] = Counter()
+
+def lead_sentence(title: str, text: str) -> str:
+    """The first sentence of an entry's text that is not just its title again, cut to LEAD_CHARS."""
+    for sentence in _SENTENCE_END.split(" ".join(text.split()))[:3]:
+        if sentence and sentence.casefold().rstrip(".!?") != title.casefold().rstrip(".!?"):
+            return excerpt(sentence, LEAD_CHARS)
+    return ""
+
+
+def _tfidf(docs: Sequence[str], history: Sequence[str]) -> list[dict[str, float]]:
+    """Unit TF-IDF vectors; document frequency over the window and the feed's older entries together, so
+    the words a feed always uses (its name, its boilerplate) weigh little."""
+    bags = [Counter(key for key, _ in tokens(d)) for d in docs]
+    df: Counter[str] = Counter()
+    for bag in bags:
+        df.update(bag.keys())
     for text in history:
-        background.update({key for key, _ in tokens(text)})
-    score: defaultdict[str, float] = defaultdict(float)
-    spread: Counter[str] = Counter()
-    first: dict[str, int] = {}
-    forms: defaultdict[str, Counter[str]] = defaultdict(Counter)
-    for title, text in docs:
-        weights: dict[str, int] = {}
-        for weight, part in ((2, title), (1, text)):
-            for key, form in tokens(part):
-                weights.setdefault(key, weight)
-                first.setdefault(key, len(first))
-                forms[key][form] += weight
-        for key, weight in weights.items():
-            score[key] += weight * (math.log((1 + len(history)) / (1 + background[key])) + 1)
-            spread[key] += 1
-    ranked = sorted(score, key=lambda k: (-score[k], -spread[k], first[k]))
-    return [(key, forms[key].most_common(1)[0][0]) for key in ranked[:limit]]
+        df.update({key for key, _ in tokens(text)})
+    n = len(docs) + len(history)
+    vectors = []
+    for bag in bags:
+        v = {k: (1 + math.log(c)) * math.log((1 + n) / (1 + df[k])) for k, c in bag.items()}
+        norm = math.sqrt(sum(x * x for x in v.values())) or 1.0
+        vectors.append({k: x / norm for k, x in v.items()})
+    return vectors
 
 
-def _join(words: Sequence[str]) -> str:
-    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+def _cosine(a: dict[str, float], b: dict[str, float]) -> float:
+    if len(a) > len(b):
+        a, b = b, a
+    return sum(x * b.get(k, 0.0) for k, x in a.items())
+
+
+def centrality(vectors: Sequence[dict[str, float]], iterations: int = 30) -> list[float]:
+    """LexRank (Erkan & Radev 2004) with continuous weights: an entry is central when it is similar to
+    many entries that are central themselves — what the window keeps coming back to."""
+    n = len(vectors)
+    sims = [[_cosine(vectors[i], vectors[j]) if i != j else 0.0 for j in range(n)] for i in range(n)]
+    out_weight = [sum(row) or 1.0 for row in sims]
+    score = [1.0 / n] * n
+    for _ in range(iterations):
+        score = [
+            (1 - DAMPING) / n + DAMPING * sum(score[j] * sims[j][i] / out_weight[j] for j in range(n))
+            for i in range(n)
+        ]
+    return score
+
+
+def representative(entries: Sequence[WindowEntry], history: Sequence[str], limit: int = 5) -> list[int]:
+    """Indexes of the most central entries, most central first (newer first on ties), leaving out entries
+    too similar to one already chosen and repeated titles."""
+    docs = [f"{e.title}. {lead_sentence(e.title, e.text)}" for e in entries]
+    vectors = _tfidf(docs, history)
+    score = centrality(vectors) if len(entries) > 1 else [1.0] * len(entries)
+    chosen: list[int] = []
+    titles: set[str] = set()
+    for i in sorted(range(len(entries)), key=lambda i: -score[i]):  # stable: newest first on ties
+        title = " ".join(entries[i].title.casefold().split())
+        if not title or title in titles or any(_cosine(vectors[i], vectors[j]) > SIMILAR for j in chosen):
+            continue
+        chosen.append(i)
+        titles.add(title)
+        if len(chosen) == limit:
+            break
+    return chosen
 
 
 def extractive_summary(feed_title: str, entries: Sequence[WindowEntry], history: Sequence[str]) -> Summary:
-    """A summary without an LLM: theme words, the date span, and the titles that carry the most themes."""
-    top = themes([(e.title, e.text) for e in entries], history)
-    rank_weight = {key: len(top) - i for i, (key, _) in enumerate(top)}  # the strongest theme counts most
-    words = [form for _, form in top]
-    ranked = sorted(
-        (e for e in entries if e.title),
-        key=lambda e: -sum(rank_weight.get(key, 0) for key in {key for key, _ in tokens(e.title)}),
-    )  # stable: ties stay newest first
-    titles = list(dict.fromkeys(e.title for e in ranked))[:5]
+    """A summary without an LLM: the entries the window keeps coming back to (centrality), as their titles
+    and lead sentences, so it reads as sentences about what the feed covers rather than a list of words."""
+    picked = [entries[i] for i in representative(entries, history)]
     dates = sorted({f"{e.published:%Y-%m-%d}" for e in entries})
     span = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
     count = f"{len(entries)} {'entry' if len(entries) == 1 else 'entries'} ({span})"
-    if words:
-        short = f"{feed_title}: {', '.join(words[:4])}" if feed_title else ", ".join(words[:4])
-        long = f"{count} cover {_join(words)}."
-    else:
-        short = feed_title or (titles[0] if titles else "Recent entries")
-        long = f"{count}."
-    if titles:
-        long += f" Most representative: “{titles[0]}”."
-    return Summary(truncate_utf16(short), long, tuple(titles))
+    if not picked:
+        return Summary(truncate_utf16(feed_title or "Recent entries"), f"{count}.", ())
+    lead = picked[0]
+    about = f"Mostly about “{lead.title}”"
+    short = f"{feed_title}: {lead.title}" if feed_title else lead.title
+    sentences = [f"{count}. {about}" + (f": {lead_sentence(lead.title, lead.text)}" if lead.text else ".")]
+    if len(picked) > 1:
+        sentences.append("Also: " + "; ".join(f"“{e.title}”" for e in picked[1:3]) + ".")
+    long = " ".join(s if s.endswith((".", "!", "?", "…")) else s + "." for s in sentences)
+    return Summary(truncate_utf16(short), long[:SUMMARY_LONG_MAX], tuple(e.title for e in picked))
 
 
 # -- the job -------------------------------------------------------------------------------------
@@ -580,44 +602,3 @@ async def run(ctx: ModuleContext) -> dict[str, Any]:
         counts["repaired"] += result.repaired
         counts["fallback"] += result.fallback_reason is not None
     return {**counts, "seconds": round(time.monotonic() - started, 3)}
-
-
-SETTINGS = (
-    Setting(
-        "summary_normal_hours",
-        "float",
-        3.0,
-        "how often a normal-volume feed (1-10 entries/day) is summarized again",
-        min=0.5,
-        max=48,
-    ),
-    Setting(
-        "summary_max_entries", "int", 100, "most entries put into one feed's summary input", min=5, max=500
-    ),
-    Setting(
-        "summary_excerpt_chars",
-        "int",
-        300,
-        "characters of plain text per entry in the prompt",
-        min=0,
-        max=2000,
-    ),
-    Setting(
-        "summary_prompt_chars",
-        "int",
-        16000,
-        "prompt size budget; older entries lose their excerpts, then drop out",
-        min=2000,
-        max=200000,
-    ),
-    Setting("summary_concurrency", "int", 4, "feeds summarized at once", min=1, max=64),
-    Setting("summary_system_prompt", "str", DEFAULT_SYSTEM_PROMPT, "system prompt of the context summarizer"),
-    Setting(
-        "summary_prompt_template",
-        "str",
-        DEFAULT_PROMPT_TEMPLATE,
-        "user prompt; placeholders $feed_title $feed_description $previous_summary $entry_count $entries",
-    ),
-)
-
-JOB = Job("updateContexts", run, "30m", "summarize feeds with new entries into their contexts")

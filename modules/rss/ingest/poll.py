@@ -13,6 +13,7 @@ import random
 import re
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from datetime import UTC, datetime
@@ -21,6 +22,7 @@ from typing import Any, Literal
 
 import asyncpg
 
+from host import progress
 from host.module import ModuleContext
 from host.net.fetcher import Fetcher, FetchResult
 from modules.rss import metrics, store
@@ -73,6 +75,7 @@ async def run(ctx: ModuleContext) -> dict[str, Any]:
             )
         if not claims:
             break
+        progress.expect(len(claims), "feeds")
         results = await asyncio.gather(*(poll_one(ctx, c) for c in claims), return_exceptions=True)
         for claim, result in zip(claims, results, strict=True):
             if isinstance(result, BaseException):
@@ -85,6 +88,40 @@ async def run(ctx: ModuleContext) -> dict[str, Any]:
         if len(claims) < batch:
             break
     return dict(totals)
+
+
+async def poll_now(
+    ctx: ModuleContext,
+    feed_ids: Sequence[int],
+    *,
+    concurrency: int = 8,
+    on_done: Callable[[store.Claim, Counter[str] | BaseException], None] | None = None,
+) -> dict[int, Counter[str] | BaseException]:
+    """Poll these feeds at once, due or not (a feed is read when it is added, not at the next tick).
+
+    The same claim rules and `poll_one` as the job: a feed another poll holds is left to it."""
+    async with ctx.pool.acquire() as conn:
+        claims = await store.claim_feeds(
+            conn,
+            feed_ids,
+            host_id=ctx.host_id,
+            lease_s=int(ctx.settings["lease_seconds"]),
+            now=datetime.now(UTC),
+        )
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(claim: store.Claim) -> Counter[str] | BaseException:
+        async with gate:
+            try:
+                result: Counter[str] | BaseException = await poll_one(ctx, claim)
+            except Exception as exc:  # the lease expires and the job retries the feed
+                result = exc
+        if on_done is not None:
+            on_done(claim, result)
+        return result
+
+    results = await asyncio.gather(*(one(c) for c in claims))
+    return {c.feed.id: r for c, r in zip(claims, results, strict=True)}
 
 
 async def poll_one(ctx: ModuleContext, claim: store.Claim) -> Counter[str]:
@@ -110,6 +147,7 @@ async def poll_one(ctx: ModuleContext, claim: store.Claim) -> Counter[str]:
     else:
         await _handle_no_body(ctx, claim, res, now)
     metrics.POLL_SECONDS.observe(time.monotonic() - started)
+    progress.advance("feeds")
     return counts
 
 

@@ -13,8 +13,6 @@ import re
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
-import dateparser
-
 _MONTHS = {
     "jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6,
     "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12,
@@ -170,6 +168,8 @@ def _with_dateparser(s: str) -> datetime | None:
     """Last resort for other languages and formats; slow, hence cached."""
     if len(s) > 64 or not _HAS_YEAR.search(s):
         return None  # an absolute date has a four-digit year; long strings are prose, not dates
+    import dateparser  # the last resort, slow to import: loaded on first use
+
     try:
         parsed = dateparser.parse(s, languages=_DATEPARSER_LANGUAGES, settings=_DATEPARSER_SETTINGS)
     except (ValueError, OverflowError, TypeError, AttributeError, LookupError):

@@ -13,8 +13,6 @@ import re
 from typing import Any
 from urllib.parse import urljoin
 
-import feedparser
-
 from modules.rss.parse.namespaces import canonical_declarations
 from modules.rss.parse.raw import FeedParseError, RawEnclosure, RawFeed, RawItem, RawText
 
@@ -144,6 +142,8 @@ def _http_id(feed: dict[str, Any]) -> str | None:
 
 def parse_lenient(text: str, url: str) -> RawFeed:
     """Parse a decoded document that is not well-formed XML. Raises FeedParseError if it is no feed."""
+    import feedparser  # rarely needed (lxml reads most feeds) and slow to import: loaded on first use
+
     data = canonical_declarations(_XML_DECLARATION.sub("", text, count=1)).encode("utf-8")
     try:
         result = feedparser.parse(

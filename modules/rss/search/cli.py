@@ -1,22 +1,29 @@
-"""`feedeater search "words"` (hybrid search) and `feedeater rss reembed` (after an embedding model change)."""
+"""`feedeater search "words"` (hybrid search) and `feedeater rss reembed` (after an embedding model change).
+
+A search asks a running host over NATS first (`feedeater.rss.search`): the host has the embedding model
+loaded, so the answer takes milliseconds instead of the seconds a fresh process needs to load it. With no
+host answering, the CLI searches itself.
+"""
 
 from __future__ import annotations
 
 import argparse
-import sys
+import json
 import time
-from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from modules.rss.enrich import embed
-from modules.rss.search.query import parse_request, search
+from host.errors import UserError
 
 if TYPE_CHECKING:
     from host.runtime import Host
 
+HOST_CONNECT_TIMEOUT_S = 1.0
+HOST_REPLY_TIMEOUT_S = 10.0  # the host's own query embedding gives up after 5 s
+
 
 async def cmd_search(host: Host, args: argparse.Namespace) -> int:
     from host.cli import emit
+    from modules.rss.search.query import parse_request
 
     fields = {
         "query": args.query,
@@ -25,24 +32,65 @@ async def cmd_search(host: Host, args: argparse.Namespace) -> int:
         "since": args.since,
         "limit": args.limit,
     }
-    query = parse_request(
-        {k: v for k, v in fields.items() if v is not None}
-    )  # same rules as the NATS service
+    request = {k: v for k, v in fields.items() if v is not None}
+    parse_request(request)  # the service's own rules, checked before anything starts
+    reply = None if args.local else await _ask_host(host, request)
+    if reply is None:
+        reply = await _search_here(host, request)
+    if "error" in reply:
+        raise UserError(str(reply["error"]))
+    emit(args, reply, _text)
+    return 0
+
+
+async def _ask_host(host: Host, request: dict[str, Any]) -> dict[str, Any] | None:
+    """A running host's reply, or None when none is reachable (no NATS, nobody subscribed, no answer)."""
+    import nats
+    from nats.errors import Error as NatsError
+
+    from modules.rss.search.service import SUBJECT
+
+    url = host.config.nats_url or host.services.nats.status().url
+    if not url:
+        return None
+    try:
+        nc = await nats.connect(
+            url, connect_timeout=HOST_CONNECT_TIMEOUT_S, max_reconnect_attempts=0, allow_reconnect=False
+        )
+    except (OSError, NatsError, TimeoutError):
+        return None
+    try:
+        msg = await nc.request(SUBJECT, json.dumps(request).encode(), timeout=HOST_REPLY_TIMEOUT_S)
+        reply: dict[str, Any] = json.loads(msg.data)
+    except (NatsError, TimeoutError, ValueError):
+        return None
+    finally:
+        await nc.close()
+    return reply | {"answered_by": "host"}
+
+
+async def _search_here(host: Host, request: dict[str, Any]) -> dict[str, Any]:
+    from modules.rss.search.query import parse_request, search
+
     await host.open(with_bus=False)
     ctx = await host.context("rss")
-    response = await search(ctx.pool, ctx.ai, query)
-    emit(args, response.to_dict(), _text)
-    return 0
+    response = await search(ctx.pool, ctx.ai, parse_request(request))
+    return response.to_dict() | {"answered_by": "cli"}
 
 
 def _text(reply: dict[str, Any]) -> str:
     lines = []
+    coverage = reply.get("coverage")
+    if coverage and coverage["fraction"] < 1:
+        lines.append(
+            f"(index: {coverage['fraction']:.0%} of {coverage['total']} entries embedded with {coverage['model']})"
+        )
     if reply.get("degraded_reason"):
         lines.append(f"(full text only: {reply['degraded_reason']})")
     for n, r in enumerate(reply["results"], start=1):
         when = f", {r['published'][:10]}" if r["published"] else ""
         lines.append(
-            f"{n}. {r['title'] or '(untitled)'}  [{r['feed_title'] or r['feed_id']}{when}; {r['mode']}]"
+            f"{n}. {r['title'] or '(untitled)'}  [{r['feed_title'] or r['feed_id']}{when}; {r['mode']}; entry {r['entry_id']}]"
         )
         lines += [f"   {part}" for part in (r["link"], r["snippet"]) if part]
     if not reply["results"]:
@@ -52,7 +100,11 @@ def _text(reply: dict[str, Any]) -> str:
 
 async def cmd_reembed(host: Host, args: argparse.Namespace) -> int:
     """Queue every entry for embedding, then (unless --queue-only) embed them here, showing progress."""
+    from collections import Counter
+
+    from host import progress
     from host.cli import emit
+    from modules.rss.enrich import embed
 
     await host.open(with_bus=False)
     ctx = await host.context("rss")
@@ -63,28 +115,34 @@ async def cmd_reembed(host: Host, args: argparse.Namespace) -> int:
         emit(args, {"queued": queued, "embedded": 0}, lambda d: f"queued {d['queued']} entries ({why})")
         return 0
     started = time.monotonic()
+    with progress.bar(f"embedding with {embedder.model}", queued) as update:
 
-    def progress(counts: Counter[str]) -> None:
-        done = counts["embedded"] + counts["empty"] + counts["failed"]
-        rate = counts["embedded"] / max(time.monotonic() - started, 1e-9)
-        print(f"\rembedded {done}/{queued} ({rate:.1f}/s)", end="", file=sys.stderr, flush=True)
+        def on_batch(counts: Counter[str]) -> None:
+            update(counts["embedded"] + counts["empty"] + counts["failed"], None)
 
-    counts = await embed.embed_pending(
-        ctx.pool,
-        embedder,
-        batch_size=int(ctx.settings["embed_batch_size"]),
-        max_chars=int(ctx.settings["embed_max_chars"]),
-        run_seconds=float("inf"),
-        progress=progress,
-    )
-    print(file=sys.stderr)
+        counts = await embed.embed_pending(
+            ctx.pool,
+            embedder,
+            batch_size=int(ctx.settings["embed_batch_size"]),
+            max_chars=int(ctx.settings["embed_max_chars"]),
+            run_seconds=float("inf"),
+            progress=on_batch,
+        )
     left = (await embed.backlog(ctx.pool))["pending"]
-    data = {"queued": queued, "model": embedder.model, **counts, "pending": left}
+    seconds = time.monotonic() - started
+    data = {
+        "queued": queued,
+        "model": embedder.model,
+        **counts,
+        "pending": left,
+        "seconds": round(seconds, 1),
+    }
     emit(
         args,
         data,
         lambda d: (
             f"re-embedded {d.get('embedded', 0)} of {d['queued']} entries with {d['model']}"
+            f" ({d.get('embedded', 0) / max(seconds, 1e-9):.1f}/s)"
             + (f"; {d['pending']} left to the embed job (provider failing)" if d["pending"] else "")
         ),
     )
@@ -99,6 +157,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--folder", default=None, help="only feeds in this folder (and its subfolders)")
     p.add_argument("--since", default=None, help="only entries from this date on (ISO 8601)")
     p.add_argument("--limit", type=int, default=None, help="results (default 10, at most 100)")
+    p.add_argument("--local", action="store_true", help="search in this process, not through a running host")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=cmd_search)
 

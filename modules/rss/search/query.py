@@ -4,6 +4,10 @@ One service with three front doors (this Python API, NATS request/reply in searc
 search_cli.py). With no embedder, the embedder down or no embeddings yet, it answers from full text alone
 and says why (`mode="text"`, `degraded_reason`), so search works from the first poll on.
 
+Every reply says how much of the searched set is embedded with the current model (`coverage`). A partly
+built index must not outvote full text: below COVERAGE_MIN the vector side is dropped, below COVERAGE_FULL
+its ranks count in proportion to the coverage. An entry whose title is exactly the query comes first.
+
 Full text uses websearch_to_tsquery (quotes, `or`, `-word`), ranked by ts_rank_cd, requiring every word.
 When full text answers alone and that finds too few entries, entries matching any of the words fill up
 the candidates, so a long natural-language query still finds something.
@@ -16,6 +20,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime, time
+from time import monotonic
 from typing import Any, Literal
 
 import asyncpg
@@ -33,6 +38,8 @@ EMBED_TIMEOUT_S = 5.0  # an interactive search waits this long for the query vec
 MATCH_POOL = 1000  # a broad query ranks its newest 1,000 matches: ranking every match of "the" costs seconds
 TERM_POOL = 200  # entries per word ranked when relaxing to "any word": rare words bring all theirs
 HEADLINE = 'MaxWords=35, MinWords=15, MaxFragments=2, FragmentDelimiter=" … ", StartSel=«, StopSel=»'
+COVERAGE_MIN = 0.5  # less of the searched set embedded than this: vectors are left out (mostly noise)
+COVERAGE_FULL = 0.95  # from here on the vector side counts fully in the fusion
 _OPERATORS = re.compile(r'"|(?:^|\s)-\S|(?:^|\s)or(?:\s|$)', re.IGNORECASE)
 
 
@@ -67,12 +74,34 @@ class SearchResult:
         return d
 
 
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """How much of the searched set (the entries the filters admit) is embedded with the current model."""
+
+    embedded: int
+    total: int
+    model: str | None
+
+    @property
+    def fraction(self) -> float:
+        return self.embedded / self.total if self.total else 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "embedded": self.embedded,
+            "total": self.total,
+            "fraction": round(self.fraction, 4),
+            "model": self.model,
+        }
+
+
 @dataclass(slots=True)
 class SearchResponse:
     results: list[SearchResult]
     mode: Mode
     degraded_reason: str | None = None
     model: str | None = None  # embedding model of the vector side, when it ran
+    coverage: Coverage | None = None  # None: no embedder configured
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"results": [r.to_dict() for r in self.results], "mode": self.mode}
@@ -80,6 +109,7 @@ class SearchResponse:
             d["degraded_reason"] = self.degraded_reason
         if self.model:
             d["model"] = self.model
+        d["coverage"] = self.coverage.to_dict() if self.coverage is not None else None
         return d
 
 
@@ -145,8 +175,12 @@ def fuse(
     text_hits: Sequence[tuple[int, float]],
     limit: int,
     k: int = RRF_K,
+    *,
+    vector_weight: float = 1.0,
+    first: Sequence[int] = (),
 ) -> list[Fused]:
-    """Reciprocal-rank fusion: score = Σ 1/(k + rank) over the ranked lists an entry appears in.
+    """Reciprocal-rank fusion: score = Σ w/(k + rank) over the ranked lists an entry appears in (w = 1 for
+    full text, `vector_weight` for the vectors); entries in `first` (exact title matches) lead.
 
     Ranks, not raw scores, are combined, so cosine similarities and ts_rank_cd values need no common scale.
     Ties go to the newer entry (higher id)."""
@@ -158,14 +192,34 @@ def fuse(
     for leg, hits in sides:
         for rank, (entry_id, score) in enumerate(hits, start=1):
             item = fused.setdefault(entry_id, Fused(entry_id, 0.0, leg))
-            item.score += 1.0 / (k + rank)
+            item.score += (vector_weight if leg == "vector" else 1.0) / (k + rank)
             if leg == "vector":
                 item.vector_score = score
             else:
                 item.text_score = score
                 if item.vector_score is not None:
                     item.mode = "hybrid"
-    return sorted(fused.values(), key=lambda f: (-f.score, -f.entry_id))[:limit]
+    lead = {entry_id: n for n, entry_id in enumerate(first)}
+    for entry_id in lead:
+        fused.setdefault(entry_id, Fused(entry_id, 0.0, "text"))
+    return sorted(fused.values(), key=lambda f: (lead.get(f.entry_id, len(lead)), -f.score, -f.entry_id))[
+        :limit
+    ]
+
+
+def vector_weight(coverage: Coverage) -> float:
+    """How much the vector side counts: 0 below COVERAGE_MIN, fully from COVERAGE_FULL, linear between."""
+    f = coverage.fraction
+    if f < COVERAGE_MIN:
+        return 0.0
+    return min(1.0, f / COVERAGE_FULL)
+
+
+def coverage_note(coverage: Coverage) -> str:
+    return (
+        f"only {coverage.fraction:.0%} of the {coverage.total} searched entries are embedded with "
+        f"{coverage.model} yet (embedding backlog; `feedeater jobs list` shows its progress)"
+    )
 
 
 def candidates_per_side(limit: int) -> int:
@@ -264,6 +318,65 @@ async def _text_side(
     return hits + [(r["id"], float(r["rank"])) for r in rows], any_word
 
 
+COVERAGE_TTL_S = 10.0
+
+
+class CoverageCache:
+    """Coverage per filter set, reused for COVERAGE_TTL_S: counting the searched set scans it, and coverage
+    moves slowly. A long-lived caller (the NATS service) keeps one; one-off searches need none."""
+
+    def __init__(self, ttl_s: float = COVERAGE_TTL_S, max_keys: int = 1000) -> None:
+        self.ttl_s, self.max_keys = ttl_s, max_keys
+        self._seen: dict[tuple[Any, ...], tuple[float, Coverage]] = {}
+
+    def get(self, key: tuple[Any, ...]) -> Coverage | None:
+        hit = self._seen.get(key)
+        return hit[1] if hit is not None and monotonic() - hit[0] < self.ttl_s else None
+
+    def put(self, key: tuple[Any, ...], coverage: Coverage) -> None:
+        if len(self._seen) >= self.max_keys:  # `since` varies freely: stay bounded
+            self._seen.clear()
+        self._seen[key] = (monotonic(), coverage)
+
+
+async def _coverage(
+    conn: asyncpg.Connection, query: SearchQuery, model: str, cache: CoverageCache | None
+) -> Coverage:
+    key = (model, query.feed, query.folder, query.since)
+    if cache is not None and (known := cache.get(key)) is not None:
+        return known
+    args: list[Any] = [model]
+    where = _filters(query, args)
+    row = await conn.fetchrow(
+        f"""SELECT count(*) AS total,
+                   count(*) FILTER (WHERE x.status = 'done' AND x.model = $1) AS embedded
+            FROM mod_rss.entries e JOIN mod_rss.feeds f ON f.id = e.feed_id
+            LEFT JOIN mod_rss.entry_embeddings x ON x.entry_id = e.id
+            WHERE true{where}""",
+        *args,
+    )
+    assert row is not None
+    coverage = Coverage(int(row["embedded"]), int(row["total"]), model)
+    if cache is not None:
+        cache.put(key, coverage)
+    return coverage
+
+
+async def _title_matches(conn: asyncpg.Connection, query: SearchQuery) -> list[int]:
+    """Entries whose title is the query (case and spacing aside), newest first: searching a title you saw
+    must find that entry first, whatever the fusion thinks of its body."""
+    title = " ".join(query.text.split()).lower()
+    args: list[Any] = [title]
+    where = _filters(query, args)
+    rows = await conn.fetch(
+        f"""SELECT e.id FROM mod_rss.entries e JOIN mod_rss.feeds f ON f.id = e.feed_id
+            WHERE md5(lower(e.title)) = md5($1) AND lower(e.title) = $1{where}
+            ORDER BY e.effective_at DESC, e.id DESC LIMIT 5""",
+        *args,
+    )
+    return [r["id"] for r in rows]
+
+
 async def _details(conn: asyncpg.Connection, fused: list[Fused], tsq: str | None) -> list[SearchResult]:
     rows = await conn.fetch(
         """SELECT e.id, e.message_id, e.feed_id, f.title AS feed_title, e.title, e.link, e.published,
@@ -309,22 +422,37 @@ async def _query_vector(ai: AIServices, text: str) -> tuple[list[float] | None, 
     return vectors[0], None
 
 
-async def search(pool: asyncpg.Pool, ai: AIServices, query: SearchQuery) -> SearchResponse:
-    """Hybrid search; degrades to full text (and says why) when the vector side cannot answer."""
+async def search(
+    pool: asyncpg.Pool, ai: AIServices, query: SearchQuery, *, coverage_cache: CoverageCache | None = None
+) -> SearchResponse:
+    """Hybrid search; degrades to full text (and says why) when the vector side cannot answer, or when
+    too little of the searched set is embedded for its answer to mean much."""
     vector, reason = await _query_vector(ai, query.text)
     k = candidates_per_side(query.limit)
     model = ai.embedder.model if ai.embedder is not None else None
     async with pool.acquire() as conn, conn.transaction():
+        if query.feed is not None and not await conn.fetchval(
+            "SELECT 1 FROM mod_rss.feeds WHERE id = $1", query.feed
+        ):
+            raise UserError(f"feed {query.feed} does not exist", "list feeds with `feedeater rss list`")
         # Plans must see the actual words: a generic plan (asyncpg prepares statements) treats "the" like a
         # rare word and scans all its matches — measured 150 ms instead of 8 ms at 100,000 entries.
         await conn.execute("SET LOCAL plan_cache_mode = force_custom_plan")
+        coverage = await _coverage(conn, query, model, coverage_cache) if model is not None else None
+        weight = vector_weight(coverage) if coverage is not None else 0.0
         vector_hits: list[tuple[int, float]] = []
-        if vector is not None and model is not None:
-            vector_hits = await _vector_side(conn, query, vector, model, k)
-            if not vector_hits:
-                reason = f"no entries embedded with {model} match yet (embedding backlog, or reembed pending)"
+        if vector is not None and model is not None and coverage is not None:
+            if weight == 0.0:
+                reason = coverage_note(coverage)
+            else:
+                vector_hits = await _vector_side(conn, query, vector, model, k)
+                if not vector_hits:
+                    reason = (
+                        f"no entries embedded with {model} match yet (embedding backlog, or reembed pending)"
+                    )
         text_hits, tsq = await _text_side(conn, query, k, relax=not vector_hits)
-        fused = fuse(vector_hits, text_hits, query.limit)
+        first = await _title_matches(conn, query)
+        fused = fuse(vector_hits, text_hits, query.limit, vector_weight=weight, first=first)
         results = await _details(conn, fused, tsq)
     mode: Mode = "hybrid" if vector_hits and tsq else "vector" if vector_hits else "text"
-    return SearchResponse(results, mode, reason, model if vector_hits else None)
+    return SearchResponse(results, mode, reason, model if vector_hits else None, coverage)

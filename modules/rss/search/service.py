@@ -1,7 +1,7 @@
 """Search over NATS request/reply on `feedeater.rss.search`, for modules in other processes.
 
 Protocol (docs/search.md): a JSON request `{"query", "feed"?, "folder"?, "since"?, "limit"?}` gets a JSON
-reply `{"results": [...], "mode", "degraded_reason"?, "model"?}`, or `{"error": "..."}` for a bad request
+reply `{"results": [...], "mode", "degraded_reason"?, "model"?, "coverage"}`, or `{"error": "..."}` for a bad request
 or a failed search. Declared as the module's `search` service (needs the bus). Every host running the rss module answers, in one queue group, so each request is
 answered once and load spreads over the hosts.
 """
@@ -21,7 +21,7 @@ from nats.aio.subscription import Subscription
 from host.ai import AIServices
 from host.errors import UserError
 from host.module import ModuleContext
-from modules.rss.search.query import parse_request, search
+from modules.rss.search.query import CoverageCache, parse_request, search
 
 log = logging.getLogger("feedeater.rss.search")
 
@@ -29,7 +29,9 @@ SUBJECT = "feedeater.rss.search"
 QUEUE = "feedeater.rss.search"
 
 
-async def answer(pool: asyncpg.Pool, ai: AIServices, data: bytes) -> dict[str, Any]:
+async def answer(
+    pool: asyncpg.Pool, ai: AIServices, data: bytes, coverage_cache: CoverageCache | None = None
+) -> dict[str, Any]:
     """The reply to one request body: results, or one clear error."""
     try:
         query = parse_request(json.loads(data))
@@ -38,7 +40,9 @@ async def answer(pool: asyncpg.Pool, ai: AIServices, data: bytes) -> dict[str, A
     except UserError as exc:
         return {"error": str(exc)}
     try:
-        return (await search(pool, ai, query)).to_dict()
+        return (await search(pool, ai, query, coverage_cache=coverage_cache)).to_dict()
+    except UserError as exc:  # e.g. a feed that does not exist
+        return {"error": str(exc)}
     except Exception as exc:  # e.g. the database is down: the caller gets an answer, not a timeout
         log.exception("search failed")
         return {"error": f"search failed: {type(exc).__name__}: {exc}"}
@@ -50,9 +54,10 @@ async def start(ctx: ModuleContext) -> Subscription:
         raise UserError("the search service needs the NATS connection", "open the host with the bus")
     nc = ctx.nats
     in_flight: set[asyncio.Task[None]] = set()
+    coverage_cache = CoverageCache()
 
     async def reply(msg: Msg) -> None:
-        body = await answer(ctx.pool, ctx.ai, msg.data)
+        body = await answer(ctx.pool, ctx.ai, msg.data, coverage_cache)
         if msg.reply:
             await nc.publish(msg.reply, json.dumps(body, ensure_ascii=False).encode())
 

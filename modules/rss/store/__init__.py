@@ -11,6 +11,7 @@ from modules.rss.store.feeds import (
     FeedRow,
     add_feed,
     claim_due,
+    claim_feeds,
     finish_poll,
     get_feed,
     list_feeds,
@@ -19,6 +20,7 @@ from modules.rss.store.feeds import (
     update_feed_meta,
 )
 from modules.rss.store.raw import RawSaved, delete_orphan_blobs, mark_parse_error, save_raw
+from modules.rss.store.reading import get_entry, list_entries, mark_entries
 
 __all__ = [
     "EDITABLE",
@@ -28,13 +30,17 @@ __all__ = [
     "RawSaved",
     "add_feed",
     "claim_due",
+    "claim_feeds",
     "delete_entry",
     "delete_orphan_blobs",
     "expire_entries",
     "finish_poll",
+    "get_entry",
     "get_feed",
+    "list_entries",
     "list_feeds",
     "load_known",
+    "mark_entries",
     "mark_parse_error",
     "remove_feed",
     "save_raw",

@@ -5,6 +5,8 @@ Every function takes a connection so callers decide the transaction.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -164,12 +166,31 @@ POLL_QUEUE = WorkQueue(
 )
 
 
+# The same claim for feeds named by id, due or not: `rss add` / `rss import` fetch new feeds at once.
+CHOSEN_QUEUE = dataclasses.replace(
+    POLL_QUEUE, due="f.enabled AND NOT f.dead AND q.feed_id = ANY($4::bigint[])"
+)
+
+
 async def claim_due(
     conn: asyncpg.Connection, *, host_id: str, limit: int, lease_s: int, now: datetime
 ) -> list[Claim]:
     """Lease due feeds to this host: no feed is fetched twice at once, and a host killed mid-poll only
     delays its feeds until the lease expires."""
-    rows = await POLL_QUEUE.claim(conn, now=now, limit=limit, lease_s=lease_s, owner=host_id)
+    return _claims(await POLL_QUEUE.claim(conn, now=now, limit=limit, lease_s=lease_s, owner=host_id))
+
+
+async def claim_feeds(
+    conn: asyncpg.Connection, feed_ids: Sequence[int], *, host_id: str, lease_s: int, now: datetime
+) -> list[Claim]:
+    """Lease these feeds now, due or not, under the poll job's rules (enabled, not dead, not leased)."""
+    rows = await CHOSEN_QUEUE.claim(
+        conn, now=now, limit=len(feed_ids), lease_s=lease_s, owner=host_id, params=[list(feed_ids)]
+    )
+    return sorted(_claims(rows), key=lambda c: c.feed.id)
+
+
+def _claims(rows: Sequence[asyncpg.Record]) -> list[Claim]:
     return [
         Claim(
             FeedRow.from_record(r),

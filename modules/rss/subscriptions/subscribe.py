@@ -35,10 +35,24 @@ class Validated:
     feed: Feed
 
 
+PRIVATE_HINT = (
+    "feeds on loopback or private addresses are refused to protect your network; to subscribe to feeds on "
+    "this machine or an intranet run `feedeater settings set rss.allow_private_networks true`"
+)
+
+
+def fetch_failure(res: FetchResult) -> str:
+    """Why a fetch gave no feed, in words: the transport error, or the HTTP status."""
+    return res.error or f"HTTP {res.status}"
+
+
 async def _get(fetcher: Fetcher, url: str) -> FetchResult:
     res = await fetcher.fetch(url)
     if res.status == 0:
-        raise UserError(f"cannot fetch {url}: {res.error}", "check the URL, or the network")
+        blocked = res.error_kind == "blocked" and "address" in (res.error or "")
+        raise UserError(
+            f"cannot fetch {url}: {res.error}", PRIVATE_HINT if blocked else "check the URL, or the network"
+        )
     if res.status != 200 or res.body is None:
         raise UserError(
             f"{url} answered HTTP {res.status}", "check the URL; only a 200 response can be subscribed"
@@ -76,21 +90,28 @@ async def validate(fetcher: Fetcher, url: str) -> Validated:
             f"{url} is a web page advertising {len(found)} feeds:\n{choices}\n", "add one of these URLs"
         )
     candidates = found or [DiscoveredFeed(urljoin(res.url, path), None, None) for path in COMMON_FEED_PATHS]
+    failure = ""
     for candidate in candidates:
         feed_res = await fetcher.fetch(candidate.url)
-        if (
-            feed_res.status != 200
-            or feed_res.body is None
-            or looks_like_html(feed_res.body, feed_res.headers.get("content-type"))
-        ):
+        if feed_res.status != 200 or feed_res.body is None:
+            failure = fetch_failure(feed_res)
+            continue
+        if looks_like_html(feed_res.body, feed_res.headers.get("content-type")):
+            failure = "it is an HTML page, not a feed"
             continue
         try:
             parsed = parse_feed(
                 feed_res.body, url=feed_res.url, content_type=feed_res.headers.get("content-type")
             )
-        except FeedParseError:
+        except FeedParseError as exc:
+            failure = f"it is not an RSS, Atom or JSON feed: {exc}"
             continue
         return Validated(feed_res.permanent_url or candidate.url, parsed)
+    if found:  # the page names its feed, and that feed is what failed: say so, not "no feed"
+        raise UserError(
+            f"{url} advertises the feed {found[0].url}, but fetching it failed: {failure}",
+            "try again later, or ask the site; `feedeater rss add` takes the feed URL directly too",
+        )
     raise UserError(
         f"{url} is a web page that advertises no feed", "find the page's RSS/Atom link and add that URL"
     )
@@ -135,15 +156,16 @@ def vet_url(url: str, *, allow_private_networks: bool) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Imported:
-    added: int
+    added: list[int]  # ids of the feeds added (`rss import` fetches them at once)
     already_present: int
     refused: list[tuple[str, str]]  # (url as written, why)
 
 
 async def import_opml(conn: asyncpg.Connection, data: bytes, *, allow_private_networks: bool) -> Imported:
-    """Add every feed of an OPML document (no fetching), each URL vetted as `rss add` vets it; a refused
-    URL is reported and skipped, the rest are added. Idempotent."""
-    added = present = 0
+    """Add every feed of an OPML document (no fetching here), each URL vetted as `rss add` vets it; a
+    refused URL is reported and skipped, the rest are added. Idempotent."""
+    added: list[int] = []
+    present = 0
     refused: list[tuple[str, str]] = []
     async with conn.transaction():
         for f in parse_opml(data):
@@ -152,10 +174,11 @@ async def import_opml(conn: asyncpg.Connection, data: bytes, *, allow_private_ne
             except BlockedURLError as exc:
                 refused.append((f.url, str(exc)))
                 continue
-            _row, created = await store.add_feed(
+            row, created = await store.add_feed(
                 conn, url=url, title=f.title or "", site_url=f.site_url, folder=f.folder
             )
-            added += created
+            if created:
+                added.append(row.id)
             present += not created
     return Imported(added, present, refused)
 

@@ -1,0 +1,113 @@
+"""Progress of running jobs and long commands: what jobs report, progress bars, and the overlap log line.
+
+A job calls `advance()` / `expect()` as it works (no argument threading: the running job is a context
+variable set by `host.jobs.run_job`). The CLI draws a bar from the reports (`jobs run`), the scheduler's
+"maximum number of running instances" warning is rewritten once per overlap with them (host.logs).
+Bars use rich on stderr, and only on a terminal: piped output and logs get no progress noise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar, Token
+from dataclasses import dataclass, field
+
+from host.textfmt import duration
+
+
+@dataclass(slots=True)
+class Report:
+    started: float = field(default_factory=time.monotonic)
+    done: int = 0
+    total: int | None = None
+    unit: str = "items"
+    overlap_logged: bool = False  # the scheduler skipped a run while this one went on: said once
+
+    def describe(self) -> str:
+        """`running for 3 min, 120/500 feeds`."""
+        counted = f"{self.done}/{self.total}" if self.total is not None else str(self.done)
+        done = f", {counted} {self.unit}" if self.done or self.total else ""
+        return f"running for {duration(time.monotonic() - self.started)}{done}"
+
+
+Listener = Callable[[str, Report], None]
+_running: dict[str, Report] = {}
+_current: ContextVar[str | None] = ContextVar("feedeater_job", default=None)
+_listeners: list[Listener] = []
+
+
+def job_started(name: str) -> Token[str | None]:
+    _running[name] = Report()
+    return _current.set(name)
+
+
+def job_finished(name: str, token: Token[str | None]) -> None:
+    _running.pop(name, None)
+    _current.reset(token)
+
+
+def running(name: str) -> Report | None:
+    return _running.get(name)
+
+
+def expect(more: int, unit: str) -> None:
+    """The running job found `more` items of work (e.g. a batch of claimed feeds)."""
+    _update(lambda r: setattr(r, "total", (r.total or 0) + more), unit)
+
+
+def advance(unit: str, n: int = 1) -> None:
+    """The running job finished `n` items; outside a job it does nothing."""
+    _update(lambda r: setattr(r, "done", r.done + n), unit)
+
+
+def _update(change: Callable[[Report], None], unit: str) -> None:
+    name = _current.get()
+    report = _running.get(name) if name else None
+    if name is None or report is None:
+        return
+    change(report)
+    report.unit = unit
+    for listener in _listeners:
+        listener(name, report)
+
+
+@contextlib.contextmanager
+def listening(listener: Listener) -> Iterator[None]:
+    _listeners.append(listener)
+    try:
+        yield
+    finally:
+        _listeners.remove(listener)
+
+
+def _ignore(_done: int, _total: int | None = None) -> None:
+    """The progress callback off a terminal."""
+
+
+@contextlib.contextmanager
+def bar(description: str, total: int | None = None) -> Iterator[Callable[[int, int | None], None]]:
+    """A progress bar on stderr while the block runs; yields `update(done, total)`. Silent off a terminal."""
+    if not sys.stderr.isatty():
+        yield _ignore
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as shown:
+        task = shown.add_task(description, total=total)
+
+        def update(done: int, total: int | None = None) -> None:
+            shown.update(task, completed=done, total=total if total is not None else shown.tasks[0].total)
+
+        yield update
+
+
+@contextlib.contextmanager
+def job_bar(name: str) -> Iterator[None]:
+    """A bar following what job `name` reports (for `feedeater jobs run`)."""
+    with bar(name) as update, listening(lambda job, r: update(r.done, r.total) if job == name else None):
+        yield

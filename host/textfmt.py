@@ -1,0 +1,113 @@
+"""Human output (pure): display widths of wide characters, "…" truncation, tables, humanized times.
+
+Terminals give CJK and other East Asian wide characters two columns and combining marks none, so
+`str.ljust` misaligns them; widths here follow `unicodedata.east_asian_width`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import unicodedata
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+ELLIPSIS = "…"
+DEFAULT_COLUMNS = 100  # when the output is not a terminal and COLUMNS is unset
+
+
+def char_width(ch: str) -> int:
+    if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf"):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def width(text: str) -> int:
+    """Columns `text` takes in a terminal."""
+    return sum(char_width(ch) for ch in text)
+
+
+def fit(text: str, limit: int) -> str:
+    """`text` on one line, cut to `limit` columns with "…" when longer."""
+    flat = " ".join(text.split("\n")).replace("\t", " ").replace("\r", "")
+    if width(flat) <= limit:
+        return flat
+    out, used = [], 0
+    for ch in flat:
+        w = char_width(ch)
+        if used + w > limit - 1:
+            break
+        out.append(ch)
+        used += w
+    return "".join(out).rstrip() + ELLIPSIS
+
+
+def pad(text: str, columns: int) -> str:
+    return text + " " * max(columns - width(text), 0)
+
+
+def terminal_columns() -> int:
+    """The terminal's width (COLUMNS wins), else DEFAULT_COLUMNS."""
+    return shutil.get_terminal_size((DEFAULT_COLUMNS, 24)).columns
+
+
+def table(
+    rows: Sequence[Sequence[Any]],
+    header: Sequence[str],
+    *,
+    limits: Mapping[int, int] | None = None,
+    total: int | None = None,
+) -> str:
+    """Aligned columns; `limits` caps given columns, and the widest column shrinks until the table fits
+    `total` columns (default: the terminal). Cut cells end in "…"."""
+    cells = [list(map(str, header))] + [
+        ["" if c is None else " ".join(str(c).split()) for c in r] for r in rows
+    ]
+    widths = [max(width(r[i]) for r in cells) for i in range(len(header))]
+    for i, cap in (limits or {}).items():
+        widths[i] = min(widths[i], max(cap, width(header[i])))
+    budget = (total or terminal_columns()) - 2 * (len(header) - 1)
+    while sum(widths) > budget:
+        widest = max(range(len(widths)), key=lambda i: widths[i])
+        floor = max(width(header[widest]), 8)
+        if widths[widest] <= floor:
+            break
+        widths[widest] = max(floor, widths[widest] - (sum(widths) - budget))
+    return "\n".join(
+        "  ".join(pad(fit(c, w), w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells
+    )
+
+
+def when(value: datetime | None) -> str:
+    """A UTC time to the minute: `2026-11-26 05:40Z`."""
+    if value is None:
+        return "-"
+    return f"{value.astimezone(UTC):%Y-%m-%d %H:%MZ}"
+
+
+def duration(seconds: float | None) -> str:
+    """`45 s`, `12 min`, `12 h`, `3 d` (one unit, rounded)."""
+    if seconds is None:
+        return "-"
+    s = abs(seconds)
+    for unit, size, limit in (("s", 1, 90), ("min", 60, 90 * 60), ("h", 3600, 48 * 3600)):
+        if s < limit:
+            return f"{s / size:.0f} {unit}"
+    return f"{s / 86400:.0f} d"
+
+
+def relative(value: datetime | None, now: datetime | None = None) -> str:
+    """`12 min ago` / `in 3 h`, for times near now."""
+    if value is None:
+        return "-"
+    delta = value - (now or datetime.now(UTC))
+    return (
+        f"in {duration(delta.total_seconds())}"
+        if delta > timedelta(0)
+        else f"{duration(-delta.total_seconds())} ago"
+    )
+
+
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """`1 feed`, `2 feeds` (`nouns` for irregular plurals: `entry`/`entries`)."""
+    return f"{n} {noun if n == 1 else nouns or noun + 's'}"

@@ -1,0 +1,198 @@
+"""Every setting of the rss module, declared apart from the code that uses them.
+
+The manifest needs them when any command starts (`feedeater --help` included); importing them from the
+fetch, embed and summarize code would load that whole pipeline (~0.5 s) just to print help.
+"""
+
+from __future__ import annotations
+
+from host.module import Setting
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You summarize an RSS feed's recent content for a feed reader. Reply with one JSON object and nothing "
+    'else: {"summaryShort": "<at most 128 characters: what the feed is covering now>", "summaryLong": '
+    '"<2-3 sentences on the themes and topics, not individual articles>", "keyPoints": ["<3-6 short '
+    'points>"]}. Write in the language of the entries.'
+)
+DEFAULT_PROMPT_TEMPLATE = """Feed: $feed_title
+Description: $feed_description
+
+Previous summary: $previous_summary
+
+Recent entries ($entry_count, newest first):
+$entries
+
+Write what this feed is currently covering. Focus on themes and topics, not individual articles."""
+
+CORE: tuple[Setting, ...] = (
+    Setting(
+        "user_agent",
+        "str",
+        "feedeater/0.1 (+https://github.com/feedeater/feedeater)",
+        "User-Agent sent with every fetch",
+    ),
+    Setting("timeout_seconds", "float", 30.0, "whole-request deadline per fetch, in seconds", min=1, max=300),
+    Setting(
+        "max_body_bytes",
+        "int",
+        10 * 1024 * 1024,
+        "largest feed body accepted (enforced while streaming)",
+        min=65536,
+        max=100 * 1024 * 1024,
+    ),
+    Setting(
+        "global_concurrency",
+        "int",
+        50,
+        "fetches in flight at once, all hosts together per process",
+        min=1,
+        max=1000,
+    ),
+    Setting("per_host_concurrency", "int", 2, "fetches in flight at once to one host name", min=1, max=50),
+    Setting(
+        "per_host_delay_ms",
+        "int",
+        0,
+        "minimum spacing between request starts to one host",
+        min=0,
+        max=60000,
+    ),
+    Setting(
+        "allow_private_networks",
+        "bool",
+        False,
+        "allow fetching loopback/private addresses (intranets, tests)",
+    ),
+    Setting(
+        "default_interval_minutes", "float", 15.0, "starting poll interval of a new feed", min=1, max=1440
+    ),
+    Setting("min_interval_minutes", "float", 5.0, "adaptive interval floor", min=1, max=1440),
+    Setting("max_interval_minutes", "float", 1440.0, "adaptive interval ceiling", min=5, max=10080),
+    Setting(
+        "stale_after_errors",
+        "int",
+        10,
+        "consecutive failures before a feed is flagged stale",
+        min=1,
+        max=1000,
+    ),
+    Setting("lookback_hours", "int", 48, "entries published within this window are realtime", min=1, max=168),
+    Setting(
+        "retention_days",
+        "int",
+        90,
+        "entries older than this are deleted (tombstones kept)",
+        min=1,
+        max=36500,
+    ),
+    Setting("raw_keep", "int", 3, "raw 200 responses kept per feed", min=1, max=100),
+    Setting("poll_batch", "int", 500, "feeds claimed per batch by one poll tick", min=1, max=10000),
+    Setting(
+        "parse_workers",
+        "int",
+        1,
+        "processes that parse feeds beside the event loop (0 = parse in-process)",
+        min=0,
+        max=32,
+    ),
+    Setting(
+        "lease_seconds",
+        "int",
+        300,
+        "how long a claimed feed is reserved for the claiming host",
+        min=30,
+        max=3600,
+    ),
+)
+
+EMBED: tuple[Setting, ...] = (
+    Setting("embed_batch_size", "int", 32, "entries per embedding request", min=1, max=512),
+    Setting(
+        "embed_max_chars",
+        "int",
+        1500,
+        "title + text cut to this many characters before embedding (e5's window is 512 tokens)",
+        min=100,
+        max=100_000,
+    ),
+    Setting(
+        "embed_run_seconds",
+        "int",
+        240,
+        "one embed run stops claiming batches after this long; the next run continues",
+        min=10,
+        max=86_400,
+    ),
+)
+
+SUMMARY = (
+    Setting(
+        "summary_normal_hours",
+        "float",
+        3.0,
+        "how often a normal-volume feed (1-10 entries/day) is summarized again",
+        min=0.5,
+        max=48,
+    ),
+    Setting(
+        "summary_max_entries", "int", 100, "most entries put into one feed's summary input", min=5, max=500
+    ),
+    Setting(
+        "summary_excerpt_chars",
+        "int",
+        300,
+        "characters of plain text per entry in the prompt",
+        min=0,
+        max=2000,
+    ),
+    Setting(
+        "summary_prompt_chars",
+        "int",
+        16000,
+        "prompt size budget; older entries lose their excerpts, then drop out",
+        min=2000,
+        max=200000,
+    ),
+    Setting("summary_concurrency", "int", 4, "feeds summarized at once", min=1, max=64),
+    Setting("summary_system_prompt", "str", DEFAULT_SYSTEM_PROMPT, "system prompt of the context summarizer"),
+    Setting(
+        "summary_prompt_template",
+        "str",
+        DEFAULT_PROMPT_TEMPLATE,
+        "user prompt; placeholders $feed_title $feed_description $previous_summary $entry_count $entries",
+    ),
+)
+
+FULLTEXT = (
+    Setting(
+        "fulltext_auto_partial",
+        "bool",
+        False,
+        "also fetch the article of entries whose feed gives only an excerpt (partial_content)",
+    ),
+    Setting("fulltext_batch", "int", 50, "article pages fetched per fulltext run", min=1, max=5000),
+    Setting(
+        "fulltext_max_attempts",
+        "int",
+        4,
+        "fetch attempts per article on transient errors, with backoff",
+        min=1,
+        max=20,
+    ),
+    Setting(
+        "fulltext_max_age_days",
+        "int",
+        7,
+        "only entries this recent get their article fetched (no archive crawl when a feed is switched on)",
+        min=1,
+        max=3650,
+    ),
+    Setting(
+        "fulltext_robots_ttl_minutes",
+        "int",
+        720,
+        "how long a site's robots.txt is cached in memory",
+        min=1,
+        max=10080,
+    ),
+)
