@@ -134,6 +134,7 @@ class DiscordStub:
         self.messages: dict[int, list[dict[str, Any]]] = {}  # channel id → created messages
         self.callbacks: list[dict[str, Any]] = []  # interaction callbacks and follow-ups, in order
         self.commands: list[dict[str, Any]] = []
+        self.nonce_repeats = 0  # message creates answered with the message a nonce already created
         self.identifies = 0
         self.resumes = 0
         self.heartbeats = 0
@@ -396,9 +397,9 @@ class DiscordStub:
         return response
 
     async def _answer(self, request: web.Request, path: str, body: Any) -> web.Response:
-        if request.headers.get("Authorization") != f"Bot {TOKEN}" and not path.startswith("/webhooks/"):
-            if not path.startswith("/interactions/"):
-                return self._json(401, {"message": "401: Unauthorized", "code": 0})
+        tokenless = path.startswith(("/webhooks/", "/interactions/"))  # the interaction token authorizes
+        if request.headers.get("Authorization") != f"Bot {TOKEN}" and not tokenless:
+            return self._json(401, {"message": "401: Unauthorized", "code": 0})
         line = f"{request.method} {path}"
         for storm in self._storms:
             if storm.remaining > 0 and storm.pattern.search(line):
@@ -549,6 +550,7 @@ class DiscordStub:
         if body.get("enforce_nonce") and body.get("nonce"):
             for m in posted:
                 if m["nonce"] == body["nonce"]:
+                    self.nonce_repeats += 1
                     return 200, m  # Discord returns the message this nonce already created
         message = self._message(channel_id, body)
         posted.append(message)
