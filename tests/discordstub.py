@@ -15,6 +15,7 @@ global). Every request is recorded with its arrival time, so tests prove the cli
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import json
 import re
@@ -106,6 +107,7 @@ class Request:
     path: str
     status: int
     body: Any = None
+    why: str = ""  # for a 429: "storm" or "bucket"
 
 
 @dataclass
@@ -141,7 +143,7 @@ class DiscordStub:
         self.deleted: set[int] = set()  # channels that answer 404 Unknown Channel
         self.forbidden: set[int] = set()  # channels that answer 403 Missing Permissions
         self._storms: list[Storm] = []
-        self._buckets: dict[str, list[float]] = {}
+        self._buckets: dict[str, tuple[float, int]] = {}  # bucket → (window start, requests in it)
         self._ids = itertools.count(int(time.time() * 1000) << 22)
         self._sessions: dict[str, Session] = {}
         self._current: Session | None = None
@@ -369,20 +371,21 @@ class DiscordStub:
         )
 
     def _bucket(self, key: str) -> tuple[bool, dict[str, str]]:
-        """(allowed, X-RateLimit headers) for a fixed-window bucket."""
+        """(allowed, X-RateLimit headers) for a fixed window of `bucket_limit` requests."""
         now = time.monotonic()
-        hits = [t for t in self._buckets.get(key, []) if now - t < self.bucket_window]
-        allowed = len(hits) < self.bucket_limit
-        if allowed:
-            hits.append(now)
-        self._buckets[key] = hits
-        reset_after = self.bucket_window - (now - hits[0]) if hits else self.bucket_window
+        start, used = self._buckets.get(key, (now, 0))
+        if now - start >= self.bucket_window:
+            start, used = now, 0
+        allowed = used < self.bucket_limit
+        used += allowed
+        self._buckets[key] = (start, used)
+        reset_after = max(0.0, start + self.bucket_window - now)
         headers = {
             "X-RateLimit-Limit": str(self.bucket_limit),
-            "X-RateLimit-Remaining": str(max(0, self.bucket_limit - len(hits))),
+            "X-RateLimit-Remaining": str(self.bucket_limit - used),
             "X-RateLimit-Reset-After": f"{reset_after:.3f}",
             "X-RateLimit-Reset": f"{time.time() + reset_after:.3f}",
-            "X-RateLimit-Bucket": f"bucket-{abs(hash(key.split(':')[0])) % 10**8}",
+            "X-RateLimit-Bucket": hashlib.sha1(key.split(":")[0].encode()).hexdigest()[:16],
         }
         return allowed, headers
 
@@ -394,6 +397,7 @@ class DiscordStub:
         self.requests.append(rec)
         response = await self._answer(request, path, body)
         rec.status = response.status
+        rec.why = response.headers.get("X-Stub-Why", "")
         return response
 
     async def _answer(self, request: web.Request, path: str, body: Any) -> web.Response:
@@ -404,7 +408,7 @@ class DiscordStub:
         for storm in self._storms:
             if storm.remaining > 0 and storm.pattern.search(line):
                 storm.remaining -= 1
-                headers = {"Retry-After": str(max(1, round(storm.retry_after)))}
+                headers = {"Retry-After": str(max(1, round(storm.retry_after))), "X-Stub-Why": "storm"}
                 if storm.is_global:
                     headers["X-RateLimit-Global"] = "true"
                     headers["X-RateLimit-Scope"] = "global"
@@ -437,7 +441,7 @@ class DiscordStub:
                     "retry_after": float(headers["X-RateLimit-Reset-After"]),
                     "global": False,
                 },
-                {**headers, "X-RateLimit-Scope": "user", "Retry-After": "1"},
+                {**headers, "X-RateLimit-Scope": "user", "Retry-After": "1", "X-Stub-Why": "bucket"},
             )
         handler, args = self._route(request.method, path)
         if handler is None:
