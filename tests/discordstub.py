@@ -136,6 +136,7 @@ class DiscordStub:
         self.messages: dict[int, list[dict[str, Any]]] = {}  # channel id → created messages
         self.callbacks: list[dict[str, Any]] = []  # interaction callbacks and follow-ups, in order
         self.commands: list[dict[str, Any]] = []
+        self.fail_after_create = 0  # the next N message creates store the message, then answer 500
         self.nonce_repeats = 0  # message creates answered with the message a nonce already created
         self.identifies = 0
         self.resumes = 0
@@ -558,6 +559,9 @@ class DiscordStub:
                     return 200, m  # Discord returns the message this nonce already created
         message = self._message(channel_id, body)
         posted.append(message)
+        if self.fail_after_create > 0:  # the message exists, but the client never hears so
+            self.fail_after_create -= 1
+            return 500, {"message": "500: Internal Server Error", "code": 0}
         return 200, message
 
     def _callback(self, body: dict[str, Any], iid: str, token: str) -> tuple[int, Any]:

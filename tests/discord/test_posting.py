@@ -42,13 +42,16 @@ async def test_429_storms_and_rate_limit_buckets_are_honoured(
     async with rig(tmp_path, database_url, nats_url, bucket_limit=2, bucket_window=1.0) as r:
         r.stub.storm(MESSAGES, 3, retry_after=0.8)  # the route's bucket
         r.stub.storm(MESSAGES, 1, retry_after=0.6, is_global=True)  # then the global limit
+        r.stub.fail_after_create = 1  # and one message created whose answer is lost (a 500)
         await start(r, "/f/a", 3)
         r.feeds.route("/f/a", Route(body=rss(items(9), title="Feed /f/a")))
         await r.poll_now()
         await until(lambda: _count(r, GENERAL, 9), timeout=120, what="every item posted")
         assert await r.posted_titles(GENERAL) == titles(9)  # each once, oldest first
+        assert r.stub.nonce_repeats == 1  # the retry carried the same nonce: no second message
 
         sends = [q for q in r.stub.requests if q.method == "POST" and q.path.startswith("/channels/")]
+        sends = [q for q in sends if q.status != 500]
         storms = [i for i, q in enumerate(sends) if q.status == 429]
         assert [sends[i].why for i in storms] == ["storm"] * 4  # no request ever broke a bucket
         for i in storms:  # after every 429 the client waited at least retry_after before trying again
