@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import asyncpg
+import pytest
 
 from host.runtime import Host
 from modules.rss import store
@@ -61,6 +62,7 @@ def request_counts(server: FeedServer) -> list[int]:
     return [len(server.requests_to(f"/f/{i}")) for i in range(FEEDS)]
 
 
+@pytest.mark.timeout(900)  # waits for conditions with generous deadlines; a busy machine is slow
 async def test_three_hosts_fetch_each_due_feed_once_and_a_killed_host_loses_nothing(
     tmp_path: Path, database_url: str, nats_url: str
 ) -> None:

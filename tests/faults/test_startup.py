@@ -79,6 +79,8 @@ async def test_run_ingests_while_nats_is_down_and_attaches_when_it_returns(
                 units = {(u["module"], u["name"]): u for u in json.loads(res.stdout)["units"]}
                 assert units[("rss", "search")]["state"] == "running" and units[("rss", "search")]["live"]
                 assert units[("host", "outbox-relay")]["host_id"] == "host-1"
+                text = await asyncio.to_thread(feedeater, env, "status")
+                assert "service rss.search on host-1: running" in text.stdout, text
             finally:
                 await nc.close()
     finally:

@@ -9,6 +9,7 @@ import uuid
 
 import asyncpg
 import pytest
+from prometheus_client import generate_latest
 
 from host.consumers import DLQ_STREAM, ERROR_HEADER, Consumer
 from host.events import Event
@@ -87,6 +88,9 @@ async def test_subscription_handles_once_retries_then_dead_letters(host: Host) -
             return unit.pending == 0
 
         await until(lag_reported, what="lag reported as 0")
+        assert (
+            'feedeater_consumer_pending{consumer="demo.notes"} 0.0' in generate_latest().decode()
+        )  # /metrics
         info = await host.js.consumer_info("feedeater_bus", "demo_notes")
         assert info.num_pending == 0 and info.num_ack_pending == 0  # everything acked
     finally:
