@@ -38,6 +38,7 @@ OTHER_ROLE = 800000000000000011
 GENERAL = 700000000000000001  # text channels
 NEWS = 700000000000000002
 LOCKED = 700000000000000003  # the bot lacks Send Messages here
+ALERTS = 700000000000000004
 MANAGER_USER = 600000000000000001
 PLAIN_USER = 600000000000000002
 VIEW_CHANNEL, SEND_MESSAGES, EMBED_LINKS = 1 << 10, 1 << 11, 1 << 14
@@ -270,6 +271,7 @@ class DiscordStub:
                 channel(GENERAL, "general", 0),
                 channel(NEWS, "news", 1),
                 channel(LOCKED, "locked", 2, deny_send),
+                channel(ALERTS, "alerts", 3),
             ],
             "members": [
                 member(BOT_ID, "feedbot", [], bot=True),

@@ -8,7 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from tests.discord.harness import Rig, reply_text, rig
-from tests.discordstub import GENERAL, MANAGER_USER, NEWS
+from tests.discordstub import ALERTS, GENERAL, MANAGER_USER, NEWS
 from tests.feedserver import Item, Route, ago, rss
 from tests.services import until
 
@@ -88,18 +88,24 @@ async def test_deleted_channel_pauses_and_a_gone_feed_is_announced_once(
 ) -> None:
     async with rig(tmp_path, database_url, nats_url) as r:
         news = await start(r, "/f/news", 1, channel=NEWS)
+        alerts = await start(r, "/f/alerts", 1, channel=ALERTS)
         await start(r, "/f/gone", 1, channel=GENERAL)
         await until(lambda: _count(r, NEWS, 1), what="the news preview")
+        await until(lambda: _count(r, ALERTS, 1), what="the alerts preview")
         await start(r, "/f/live", 1, channel=GENERAL)
         await until(lambda: _count(r, GENERAL, 2), what="the general previews")
 
         r.stub.deleted.add(NEWS)
+        r.stub.forbidden.add(ALERTS)  # the bot's permission was revoked
         r.feeds.route("/f/news", Route(body=rss(items(3), title="Feed /f/news")))
+        r.feeds.route("/f/alerts", Route(body=rss(items(3), title="Feed /f/alerts")))
         r.feeds.route("/f/gone", Route(status=410, body=b"gone"))
         await r.poll_now()
         paused = "SELECT paused_reason FROM mod_discord.subscriptions WHERE id = $1"
         await until(lambda: r.pool.fetchval(paused, news), timeout=90, what="the subscription paused")
         assert await r.pool.fetchval(paused, news) == "was deleted"
+        await until(lambda: r.pool.fetchval(paused, alerts), timeout=90, what="the other one paused")
+        assert await r.pool.fetchval(paused, alerts) == "refuses our posts (Missing Permissions)"
         notice = "answers 410 Gone"
         await until(lambda: _notices(r, notice, 1), timeout=90, what="the 410 notice")
 
