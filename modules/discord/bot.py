@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,9 +26,10 @@ from host.errors import UserError
 from host.module import ModuleContext
 from host.net.fetcher import Fetcher
 from modules.discord import commands, post, store
-from modules.discord.format import Item, embed
+from modules.discord.format import Item, Source, embed
 from modules.rss import MANIFEST as RSS_MANIFEST
 from modules.rss.ingest.poll import make_fetcher
+from modules.rss.model import Entry
 from modules.rss.subscriptions import subscribe as rss_subscribe
 
 log = logging.getLogger("feedeater.discord")
@@ -130,6 +131,9 @@ class FeedBot(discord.Client):
             result = str(exc)
         except UserError as exc:
             result = commands.error_line(exc)
+        except Exception:
+            log.exception("discord: /feed %s failed", command)
+            result = commands.INTERNAL_ERROR
         text, em = (result, None) if isinstance(result, str) else result
         kwargs: dict[str, Any] = {"ephemeral": True}
         if em is not None:
@@ -199,7 +203,7 @@ class FeedBot(discord.Client):
         items = recent(validated.feed.entries, 1)
         if not items:
             return commands.preview_empty(title)
-        source = store.Subscription(0, 0, 0, 0, validated.url, title, validated.feed.image, None).source
+        source = Source(None, title, validated.url, validated.feed.image)
         return f"Latest item of **{commands.name(title, validated.url)}**:", embed(
             items[0], source, now=datetime.now(UTC)
         )
@@ -211,7 +215,7 @@ class FeedBot(discord.Client):
         return commands.config(total, failing, datetime.now(UTC) - self.started)
 
 
-def recent(entries: Any, n: int) -> list[Item]:
+def recent(entries: Sequence[Entry], n: int) -> list[Item]:
     """The `n` most recent entries (by date; undated ones keep document order), oldest first."""
     dated = sorted(
         enumerate(entries),

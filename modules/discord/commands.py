@@ -19,6 +19,7 @@ from modules.discord.format import cut, when
 CONTENT_MAX = 2000
 MANAGED = frozenset({"add", "remove", "config"})  # the subcommands that need the manager role
 PREVIEW_ITEMS = 3  # "/feed add" posts this many recent items
+INTERNAL_ERROR = "Something went wrong on our side; the bot's log has the details."
 
 
 class CommandError(Exception):

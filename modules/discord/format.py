@@ -79,7 +79,7 @@ class Item:
 class Source:
     """The subscription an item is posted for."""
 
-    id: int  # the subscription id users see in /feed list and remove
+    id: int | None  # the subscription id users see in /feed list and remove (None: a preview)
     name: str
     url: str
     icon: str | None = None
@@ -127,16 +127,16 @@ def _url(url: str | None) -> str | None:
 
 def embed(item: Item, source: Source, *, now: datetime) -> dict[str, Any]:
     """The embed as Discord's JSON (discord.Embed.from_dict reads it), within every limit."""
-    footer = f"Feed {source.id}"
-    if item.published is not None:
-        footer = f"{when(item.published, now)} · {footer}"
+    parts = [when(item.published, now)] if item.published is not None else []
+    parts += [f"Feed {source.id}"] if source.id is not None else []
     out: dict[str, Any] = {
         "type": "rich",
         "title": cut(item.title or item.link or "(untitled)", TITLE_MAX),
         "color": colour(source.url),
         "author": {"name": cut(source.name or source.url, AUTHOR_MAX)},
-        "footer": {"text": cut(footer, FOOTER_MAX)},
     }
+    if parts:  # Discord refuses an empty footer text
+        out["footer"] = {"text": cut(" · ".join(parts), FOOTER_MAX)}
     if link := _url(item.link):
         out["url"] = link
     if icon := _url(source.icon):
@@ -147,7 +147,7 @@ def embed(item: Item, source: Source, *, now: datetime) -> dict[str, Any]:
         out["timestamp"] = item.published.astimezone(UTC).isoformat()
     summary = html_to_text(item.summary_html) if item.summary_html else ""
     if summary.strip():
-        used = len(out["title"]) + len(out["author"]["name"]) + len(out["footer"]["text"])
+        used = total_length(out)
         out["description"] = cut(summary, min(SUMMARY_CHARS, DESCRIPTION_MAX, TOTAL_MAX - used))
     return out
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,17 +25,20 @@ RUN_ENV = {
 }
 
 
-def install_discord(site: Path) -> str:
+@contextmanager
+def discord_installed(site: Path) -> Iterator[str]:
     """Register modules.discord under the feedeater.modules entry point (as `pip install` of this
-    checkout does) in a directory of its own, for this process and the hosts it starts; returns the
-    PYTHONPATH for those hosts."""
+    checkout does) in a directory of its own, for this process (removed again on exit, so other
+    tests' hosts don't load it) and the hosts it starts; yields the PYTHONPATH for those hosts."""
     dist = site / "feedeater_discord_tests-0.dist-info"
     dist.mkdir(parents=True, exist_ok=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: feedeater-discord-tests\nVersion: 0\n")
     (dist / "entry_points.txt").write_text("[feedeater.modules]\ndiscord = modules.discord:MODULE\n")
-    if str(site) not in sys.path:
-        sys.path.append(str(site))
-    return os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), str(site)) if p)
+    sys.path.append(str(site))
+    try:
+        yield os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), str(site)) if p)
+    finally:
+        sys.path.remove(str(site))
 
 
 @dataclass
@@ -91,15 +94,16 @@ async def rig(tmp: Path, database_url: str, nats_url: str, **stub_kw: Any) -> As
     await reset_stream(nats_url)
     stub = DiscordStub(**stub_kw)
     await stub.start()
-    env = {
-        **RUN_ENV,
-        "FEEDEATER_DISCORD_API_BASE": stub.api_base,
-        "FEEDEATER_DISCORD_GATEWAY_URL": stub.gateway_url,
-        "PYTHONPATH": install_discord(tmp / "site"),
-    }
-    setup = make_host(tmp / "setup", database_url, nats_url)
-    await setup.open(with_bus=False)  # migrations (rss, discord) before any host runs
     r: Rig | None = None
+    with discord_installed(tmp / "site") as pythonpath:
+        env = {
+            **RUN_ENV,
+            "FEEDEATER_DISCORD_API_BASE": stub.api_base,
+            "FEEDEATER_DISCORD_GATEWAY_URL": stub.gateway_url,
+            "PYTHONPATH": pythonpath,
+        }
+        setup = make_host(tmp / "setup", database_url, nats_url)
+        await setup.open(with_bus=False)  # migrations (rss, discord) before any host runs
     try:
         with FeedServer() as feeds:
             r = Rig(tmp, database_url, nats_url, stub, feeds, setup.require_pool(), env)

@@ -73,6 +73,12 @@ def test_discord_limits_hold_for_huge_fields() -> None:
     assert total_length(e) <= TOTAL_MAX
 
 
+def test_a_preview_has_no_feed_id_and_an_undated_one_no_footer() -> None:
+    preview = Source(None, "F", "https://f.example/x")
+    assert embed(item(), preview, now=NOW)["footer"] == {"text": "3 hours ago"}
+    assert "footer" not in embed(item(published=None), preview, now=NOW)
+
+
 def test_no_summary_means_title_and_link_only() -> None:
     e = embed(item(summary_html=None), SOURCE, now=NOW)
     assert "description" not in e and e["url"] == "https://example.org/a"

@@ -11,7 +11,7 @@ import pytest
 
 from modules.discord import store
 from modules.discord.format import Item
-from tests.discord.harness import install_discord
+from tests.discord.harness import discord_installed
 from tests.services import make_host
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -19,9 +19,9 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 @pytest.fixture
 async def pool(tmp_path: Path, database_url: str, nats_url: str) -> AsyncIterator[asyncpg.Pool]:
-    install_discord(tmp_path / "site")
-    host = make_host(tmp_path / "home", database_url, nats_url)
-    await host.open(with_bus=False)
+    with discord_installed(tmp_path / "site"):
+        host = make_host(tmp_path / "home", database_url, nats_url)
+        await host.open(with_bus=False)
     yield host.require_pool()
     await host.close()
 
