@@ -72,6 +72,19 @@ class Rig:
 
         return await until(final, timeout=60, what=f"the reply to /feed {sub}")
 
+    async def has_posted(self, channel_id: int, n: int) -> bool:
+        return len(self.stub.posted(channel_id)) >= n
+
+    async def commands_registered(self) -> bool:
+        return bool(self.stub.commands)
+
+    async def connect(self, name: str = "a") -> HostProcess:
+        """Start a host and wait until its bot is on the gateway with the /feed command registered."""
+        host = self.start_host(name)
+        await self.stub.connected()
+        await until(self.commands_registered, timeout=60, what="the /feed command registered")
+        return host
+
     async def poll_now(self) -> None:
         """Make every rss feed due (its adaptive interval would wait minutes)."""
         await self.pool.execute("UPDATE mod_rss.poll_state SET next_poll_at = now()")

@@ -26,22 +26,20 @@ async def test_add_posts_a_preview_then_new_entries_from_the_bus(
 ) -> None:
     async with rig(tmp_path, database_url, nats_url) as r:
         r.feeds.route("/f/stub", Route(body=rss(items(6), title="Stub News")))
-        host = r.start_host()
-        await r.stub.connected()
-        await until(lambda: _ready(r), timeout=60, what="the /feed command registered")
+        host = await r.connect()
 
         replies = await r.command(MANAGER_USER, "add", {"url": r.feeds.url("/f/stub")})
         assert ephemeral(replies)
         assert reply_text(replies).startswith("Feed added: **Stub News** (ID: "), reply_text(replies)
 
         # The 3 most recent items as a preview, oldest first; the older 3 are never posted.
-        await until(lambda: _count(r, GENERAL, 3), what="the preview", timeout=60)
+        await until(lambda: r.has_posted(GENERAL, 3), what="the preview", timeout=60)
         assert await r.posted_titles(GENERAL) == ["Item 3", "Item 4", "Item 5"]
 
         # A new entry: rss polls it, publishes messageCreated, our subscription queues it, the bot posts it.
         r.feeds.route("/f/stub", Route(body=rss(items(8), title="Stub News")))
         await r.poll_now()
-        await until(lambda: _count(r, GENERAL, 5), what="the new entries", timeout=90)
+        await until(lambda: r.has_posted(GENERAL, 5), what="the new entries", timeout=90)
         assert await r.posted_titles(GENERAL) == ["Item 3", "Item 4", "Item 5", "Item 6", "Item 7"]
         embed = r.stub.posted(GENERAL)[-1]["embeds"][0]
         assert embed["description"] == "Body 7"
@@ -62,9 +60,7 @@ async def test_every_command_with_and_without_the_manager_role(
                 headers={"Content-Type": "text/html"},
             ),
         )
-        r.start_host()
-        await r.stub.connected()
-        await until(lambda: _ready(r), timeout=60, what="the /feed command registered")
+        await r.connect()
         url = r.feeds.url("/f/stub")
 
         async def say(user: int, sub: str, options: dict[str, object] | None = None) -> str:
@@ -105,7 +101,7 @@ async def test_every_command_with_and_without_the_manager_role(
         added = await say(MANAGER_USER, "add", {"url": url, "channel": NEWS})
         sub_id = int(added.rsplit("(ID: ", 1)[1].rstrip(")"))
         assert added == f"Feed added: **Stub News** (ID: {sub_id})"
-        await until(lambda: _count(r, NEWS, 2), what="the preview in #news")
+        await until(lambda: r.has_posted(NEWS, 2), what="the preview in #news")
         listing = await say(PLAIN_USER, "list")
         assert listing.startswith(f"`{sub_id}` **Stub News** → <#{NEWS}> · ")
         assert (await say(MANAGER_USER, "config")).startswith("Feeds: 1 · in error: 0 · uptime: 0d 0h ")
@@ -122,10 +118,8 @@ async def test_gateway_reconnect_resumes_the_session(
     tmp_path: Path, database_url: str, nats_url: str
 ) -> None:
     async with rig(tmp_path, database_url, nats_url) as r:
-        r.start_host()
-        await r.stub.connected()
-        await until(lambda: _ready(r), timeout=60, what="the /feed command registered")
-        await until(lambda: _true(r.stub.heartbeats >= 1), what="a heartbeat")
+        await r.connect()
+        await until(lambda: _heartbeats(r), what="a heartbeat")
         await r.stub.reconnect()
         await r.stub.connected()
         assert (r.stub.identifies, r.stub.resumes) == (1, 1)
@@ -133,13 +127,5 @@ async def test_gateway_reconnect_resumes_the_session(
         assert reply_text(replies).startswith("No feeds in this server yet")
 
 
-async def _true(value: bool) -> bool:
-    return value
-
-
-async def _ready(r: Rig) -> bool:
-    return bool(r.stub.commands)
-
-
-async def _count(r: Rig, channel: int, n: int) -> bool:
-    return len(r.stub.posted(channel)) >= n
+async def _heartbeats(r: Rig) -> bool:
+    return r.stub.heartbeats >= 1

@@ -28,9 +28,7 @@ async def start(r: Rig, path: str, n: int, channel: int = GENERAL, name: str = "
     """A host, connected, with `path` (n items) added to `channel`; returns the subscription id."""
     r.feeds.route(path, Route(body=rss(items(n), title=f"Feed {path}")))
     if not r.hosts:
-        r.start_host(name)
-        await r.stub.connected()
-        await until(lambda: _true(bool(r.stub.commands)), timeout=60, what="the /feed command registered")
+        await r.connect(name)
     text = reply_text(await r.command(MANAGER_USER, "add", {"url": r.feeds.url(path), "channel": channel}))
     assert text.startswith("Feed added"), text
     return int(text.rsplit("(ID: ", 1)[1].rstrip(")"))
@@ -46,7 +44,7 @@ async def test_429_storms_and_rate_limit_buckets_are_honoured(
         await start(r, "/f/a", 3)
         r.feeds.route("/f/a", Route(body=rss(items(9), title="Feed /f/a")))
         await r.poll_now()
-        await until(lambda: _count(r, GENERAL, 9), timeout=120, what="every item posted")
+        await until(lambda: r.has_posted(GENERAL, 9), timeout=120, what="every item posted")
         assert await r.posted_titles(GENERAL) == titles(9)  # each once, oldest first
         assert r.stub.nonce_repeats == 1  # the retry carried the same nonce: no second message
 
@@ -67,10 +65,10 @@ async def test_killed_mid_posting_nothing_is_posted_twice_or_lost(
 ) -> None:
     async with rig(tmp_path, database_url, nats_url, bucket_limit=2, bucket_window=1.0) as r:
         await start(r, "/f/a", 3)
-        await until(lambda: _count(r, GENERAL, 3), timeout=60, what="the preview")
+        await until(lambda: r.has_posted(GENERAL, 3), timeout=60, what="the preview")
         r.feeds.route("/f/a", Route(body=rss(items(40), title="Feed /f/a")))
         await r.poll_now()
-        await until(lambda: _count(r, GENERAL, 12), timeout=120, what="posting under way")
+        await until(lambda: r.has_posted(GENERAL, 12), timeout=120, what="posting under way")
         r.hosts[0].kill()  # SIGKILL mid-posting: maybe between Discord's answer and our commit
         assert len(r.stub.posted(GENERAL)) < 40
         r.start_host("b")
@@ -90,10 +88,10 @@ async def test_deleted_channel_pauses_and_a_gone_feed_is_announced_once(
         news = await start(r, "/f/news", 1, channel=NEWS)
         alerts = await start(r, "/f/alerts", 1, channel=ALERTS)
         await start(r, "/f/gone", 1, channel=GENERAL)
-        await until(lambda: _count(r, NEWS, 1), what="the news preview")
-        await until(lambda: _count(r, ALERTS, 1), what="the alerts preview")
+        await until(lambda: r.has_posted(NEWS, 1), what="the news preview")
+        await until(lambda: r.has_posted(ALERTS, 1), what="the alerts preview")
         await start(r, "/f/live", 1, channel=GENERAL)
-        await until(lambda: _count(r, GENERAL, 2), what="the general previews")
+        await until(lambda: r.has_posted(GENERAL, 2), what="the general previews")
 
         r.stub.deleted.add(NEWS)
         r.stub.forbidden.add(ALERTS)  # the bot's permission was revoked
@@ -114,10 +112,10 @@ async def test_deleted_channel_pauses_and_a_gone_feed_is_announced_once(
         tries = len([q for q in r.stub.requests if q.path == f"/channels/{NEWS}/messages"])
         r.feeds.route("/f/live", Route(body=rss(items(2), title="Feed /f/live")))
         await r.poll_now()
-        await until(lambda: _count(r, GENERAL, 3), timeout=90, what="the live feed's new item")
+        await until(lambda: r.has_posted(GENERAL, 3), timeout=90, what="the live feed's new item")
         await r.poll_now()
         r.feeds.route("/f/live", Route(body=rss(items(3), title="Feed /f/live")))
-        await until(lambda: _count(r, GENERAL, 4), timeout=90, what="another round")
+        await until(lambda: r.has_posted(GENERAL, 4), timeout=90, what="another round")
         assert await _notices(r, notice, 1)
         assert len([q for q in r.stub.requests if q.path == f"/channels/{NEWS}/messages"]) == tries
         log = r.hosts[0].output()
@@ -129,11 +127,3 @@ async def test_deleted_channel_pauses_and_a_gone_feed_is_announced_once(
 
 async def _notices(r: Rig, text: str, n: int) -> bool:
     return len([m for m in r.stub.posted(GENERAL) if text in m["content"]]) == n
-
-
-async def _true(value: bool) -> bool:
-    return value
-
-
-async def _count(r: Rig, channel: int, n: int) -> bool:
-    return len(r.stub.posted(channel)) >= n
