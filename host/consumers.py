@@ -18,7 +18,6 @@ import logging
 import time
 
 import asyncpg
-import nats.errors
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StorageType, StreamConfig
@@ -121,7 +120,7 @@ class Consumer:
                     PENDING.labels(self.name).set(self.unit.pending)
                 try:
                     msgs = await psub.fetch(self.batch, timeout=2)
-                except nats.errors.TimeoutError:
+                except TimeoutError:  # nats-py raises both its own and asyncio's: nothing to fetch
                     continue
                 for msg in msgs:
                     await self.handle(msg)

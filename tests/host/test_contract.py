@@ -93,6 +93,7 @@ async def test_subscription_handles_once_retries_then_dead_letters(host: Host) -
         )  # /metrics
         info = await host.js.consumer_info("feedeater_bus", "demo_notes")
         assert info.num_pending == 0 and info.num_ack_pending == 0  # everything acked
+        assert not task.done(), task  # idle fetches time out quietly; the loop never died
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
