@@ -44,7 +44,7 @@ from host import outbox  # noqa: E402
 from host.ai import AIServices, LocalEmbedder  # noqa: E402
 from host.config import HostConfig  # noqa: E402
 from host.runtime import Host  # noqa: E402
-from modules.rss import store  # noqa: E402
+from modules.rss import MANIFEST, store  # noqa: E402
 from modules.rss.enrich import embed  # noqa: E402
 from modules.rss.ingest import intake  # noqa: E402
 from modules.rss.model import Entry  # noqa: E402
@@ -124,7 +124,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     feed, _ = await store.add_feed(conn, url=f"https://example.com/{path}", title=path)
                     await intake.ingest(
                         conn,
-                        outbox.emitter("rss", ("messageCreated", "messageUpdated")),
+                        outbox.emitter("rss", MANIFEST.events),
                         feed_id=feed.id,
                         feed_title=feed.title,
                         entries=[

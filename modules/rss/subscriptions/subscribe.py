@@ -124,11 +124,13 @@ async def subscribe(
     *,
     folder: str | None = None,
     interval_minutes: float | None = None,
+    validated: Validated | None = None,
 ) -> tuple[store.FeedRow, bool]:
-    """Validate, then store. Nothing is stored when validation fails."""
+    """Validate (unless the caller already did: `validated`), then store. Nothing is stored when
+    validation fails."""
     if interval_minutes is not None and interval_minutes < 1:
         raise UserError(f"--interval {interval_minutes:g} is too short", "use at least 1 minute")
-    v = await validate(fetcher, url)
+    v = validated or await validate(fetcher, url)
     return await store.add_feed(
         conn,
         url=v.url,

@@ -1,0 +1,130 @@
+"""The Discord module end to end: the stand-in API, a feed server and real `feedeater run` processes."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+
+from tests import discordstub
+from tests.discordstub import DiscordStub
+from tests.feedserver import FeedServer
+from tests.services import HostProcess, make_host, reset_stream, until
+
+RUN_ENV = {
+    "FEEDEATER_JOB_RSS_POLL": "1s",
+    "FEEDEATER_RSS_PARSE_WORKERS": "0",
+    "FEEDEATER_DISCORD_BOT_TOKEN": discordstub.TOKEN,
+    "FEEDEATER_DISCORD_POST_INTERVAL_SECONDS": "0.5",
+}
+
+
+@contextmanager
+def discord_installed(site: Path) -> Iterator[str]:
+    """Register modules.discord under the feedeater.modules entry point (as `pip install` of this
+    checkout does) in a directory of its own, for this process (removed again on exit, so other
+    tests' hosts don't load it) and the hosts it starts; yields the PYTHONPATH for those hosts."""
+    dist = site / "feedeater_discord_tests-0.dist-info"
+    dist.mkdir(parents=True, exist_ok=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: feedeater-discord-tests\nVersion: 0\n")
+    (dist / "entry_points.txt").write_text("[feedeater.modules]\ndiscord = modules.discord:MODULE\n")
+    sys.path.append(str(site))
+    try:
+        yield os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), str(site)) if p)
+    finally:
+        sys.path.remove(str(site))
+
+
+@dataclass
+class Rig:
+    tmp: Path
+    database_url: str
+    nats_url: str
+    stub: DiscordStub
+    feeds: FeedServer
+    pool: asyncpg.Pool
+    env: dict[str, str]
+    hosts: list[HostProcess] = field(default_factory=list)
+
+    def start_host(self, name: str = "a", **extra: str) -> HostProcess:
+        host = HostProcess(
+            self.tmp / name, self.database_url, self.nats_url, f"host-{name}", **{**self.env, **extra}
+        )
+        self.hosts.append(host)
+        return host
+
+    async def command(
+        self, user_id: int, sub: str, options: dict[str, Any] | None = None, **kw: Any
+    ) -> list[dict[str, Any]]:
+        """Dispatch a command and wait for its final reply (the callback, or the follow-up after a defer)."""
+        iid = await self.stub.interact(user_id, sub, options, **kw)
+
+        async def final() -> list[dict[str, Any]] | None:
+            got = self.stub.replies(iid)
+            done = any(r["kind"] == "followup" or r.get("type") == 4 for r in got)
+            return got if done else None
+
+        return await until(final, timeout=60, what=f"the reply to /feed {sub}")
+
+    async def has_posted(self, channel_id: int, n: int) -> bool:
+        return len(self.stub.posted(channel_id)) >= n
+
+    async def commands_registered(self) -> bool:
+        return bool(self.stub.commands)
+
+    async def connect(self, name: str = "a") -> HostProcess:
+        """Start a host and wait until its bot is on the gateway with the /feed command registered."""
+        host = self.start_host(name)
+        await self.stub.connected()
+        await until(self.commands_registered, timeout=60, what="the /feed command registered")
+        return host
+
+    async def poll_now(self) -> None:
+        """Make every rss feed due (its adaptive interval would wait minutes)."""
+        await self.pool.execute("UPDATE mod_rss.poll_state SET next_poll_at = now()")
+
+    async def posted_titles(self, channel_id: int) -> list[str]:
+        return [m["embeds"][0]["title"] for m in self.stub.posted(channel_id) if m["embeds"]]
+
+
+def reply_text(replies: list[dict[str, Any]]) -> str:
+    last = replies[-1]
+    return str((last.get("data") or last).get("content") or "")
+
+
+def ephemeral(replies: list[dict[str, Any]]) -> bool:
+    return all(((r.get("data") or r).get("flags", 0) & discordstub.EPHEMERAL) for r in replies)
+
+
+@asynccontextmanager
+async def rig(tmp: Path, database_url: str, nats_url: str, **stub_kw: Any) -> AsyncIterator[Rig]:
+    await reset_stream(nats_url)
+    stub = DiscordStub(**stub_kw)
+    await stub.start()
+    r: Rig | None = None
+    with discord_installed(tmp / "site") as pythonpath:
+        env = {
+            **RUN_ENV,
+            "FEEDEATER_DISCORD_API_BASE": stub.api_base,
+            "FEEDEATER_DISCORD_GATEWAY_URL": stub.gateway_url,
+            "PYTHONPATH": pythonpath,
+        }
+        setup = make_host(tmp / "setup", database_url, nats_url)
+        await setup.open(with_bus=False)  # migrations (rss, discord) before any host runs
+    try:
+        with FeedServer() as feeds:
+            r = Rig(tmp, database_url, nats_url, stub, feeds, setup.require_pool(), env)
+            yield r
+    finally:
+        if r is not None:
+            for h in r.hosts:
+                h.stop()
+                print(f"---- {h.host_id} ----\n{h.output()[-6000:]}")  # shown when the test fails
+        await setup.close()
+        await stub.stop()
