@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import Awaitable, Callable, Collection
 from urllib.parse import urlsplit
 
 import nats
@@ -66,11 +68,31 @@ async def _any_reachable(url: str, timeout: float) -> bool:
     return False
 
 
-async def ensure_stream(js: JetStreamContext) -> None:
-    """Create or widen the stream so it captures message and context events (upstream kept only messages)."""
+def covered(subject: str, patterns: Collection[str]) -> bool:
+    """Whether a literal subject matches one of the NATS patterns (`*` one token, `>` the rest)."""
+    tokens = subject.split(".")
+    for pattern in patterns:
+        parts = pattern.split(".")
+        for i, part in enumerate(parts):
+            if part == ">":
+                if len(tokens) > i:
+                    return True
+                break
+            if i >= len(tokens) or (part != "*" and part != tokens[i]):
+                break
+        else:
+            if len(parts) == len(tokens):
+                return True
+    return False
+
+
+async def ensure_stream(js: JetStreamContext, extra_subjects: Collection[str] = ()) -> None:
+    """Create or widen the stream so it captures message and context events (upstream kept only messages)
+    and every other event a module declares (`extra_subjects`). Subjects are only ever added."""
+    wanted = set(STREAM_SUBJECTS) | {s for s in extra_subjects if not covered(s, STREAM_SUBJECTS)}
     config = StreamConfig(
         name=STREAM,
-        subjects=list(STREAM_SUBJECTS),
+        subjects=sorted(wanted),
         storage=StorageType.FILE,
         max_age=STREAM_MAX_AGE_S,
         duplicate_window=DUPLICATE_WINDOW_S,
@@ -81,6 +103,58 @@ async def ensure_stream(js: JetStreamContext) -> None:
         await js.add_stream(config)
         return
     existing = set(info.config.subjects or [])
-    if not set(STREAM_SUBJECTS) <= existing or (info.config.duplicate_window or 0) < DUPLICATE_WINDOW_S:
-        config.subjects = sorted(existing | set(STREAM_SUBJECTS))
+    wanted = {s for s in wanted if s in existing or not covered(s, existing)}
+    if not wanted <= existing or (info.config.duplicate_window or 0) < DUPLICATE_WINDOW_S:
+        config.subjects = sorted(existing | wanted)
         await js.update_stream(config)
+
+
+class BusLink:
+    """The host's NATS connection, made in the background so `feedeater run` starts and ingests while
+    NATS is unreachable: events wait in the outbox and bus users start once `attached` is set."""
+
+    def __init__(
+        self, url: str, *, name: str, prepare: Callable[[JetStreamContext], Awaitable[None]]
+    ) -> None:
+        self.url = url
+        self.name = name
+        self.prepare = prepare  # streams to create once connected
+        self.nc: Client | None = None
+        self.js: JetStreamContext | None = None
+        self.attached = asyncio.Event()
+        self.problem = "not connected yet"
+
+    async def attach(self, stop: asyncio.Event, *, max_delay: float = 30.0) -> bool:
+        """Connect with growing pauses until connected (True) or `stop` (False); nats-py reconnects after."""
+        delay = 0.5
+        while not stop.is_set():
+            nc: Client | None = None
+            try:
+                nc = await connect(self.url, name=self.name)
+                js = nc.jetstream()
+                await self.prepare(js)
+            except Exception as exc:
+                self.problem = str(exc) or type(exc).__name__
+                if nc is not None:
+                    with contextlib.suppress(Exception):
+                        await nc.close()
+            else:
+                self.nc, self.js = nc, js
+                self.attached.set()
+                log.info("attached to NATS at %s", self.url)
+                return True
+            log.warning(
+                "NATS not available (%s); events wait in the outbox; retrying in %.1fs", self.problem, delay
+            )
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=delay)
+            delay = min(delay * 2, max_delay)
+        return False
+
+    def trouble(self) -> str | None:
+        """Why the bus is not usable right now, or None when it is."""
+        if self.nc is None:
+            return f"NATS not attached: {self.problem}"
+        if not self.nc.is_connected:
+            return "NATS connection lost: reconnecting; events wait in the outbox"
+        return None

@@ -81,8 +81,12 @@ async def cmd_migrate(host: Host, args: argparse.Namespace) -> int:
     return 0
 
 
+RESTART_NOTE = "running hosts read this at start: restart them (`feedeater run`) to apply it"
+
+
 async def cmd_run(host: Host, args: argparse.Namespace) -> int:
-    await host.open()
+    # PostgreSQL is waited for (bounded); NATS is attached in the background by host.run.
+    await host.open(connect_bus=False, wait_for_db=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -100,6 +104,11 @@ async def cmd_status(host: Host, args: argparse.Namespace) -> int:
             """SELECT DISTINCT ON (module, job) module, job, status, started_at, finished_at, error
                FROM host.job_runs ORDER BY module, job, started_at DESC"""
         )
+        units = await conn.fetch(
+            """SELECT host_id, module, name, kind, state, restarts, last_error, pending, updated_at,
+                      updated_at > now() - interval '1 minute' AS live
+               FROM host.service_state ORDER BY module, name, host_id"""
+        )
     mods = [
         {"name": n, "enabled": await host.enabled(n), "version": s.manifest.version}
         for n, s in sorted(host.specs.items())
@@ -113,6 +122,7 @@ async def cmd_status(host: Host, args: argparse.Namespace) -> int:
             "oldest_pending_at": ob.oldest_pending_at,
         },
         "last_runs": [dict(r) for r in runs],
+        "units": [dict(r) for r in units],
     }
 
     def text(d: dict[str, Any]) -> str:
@@ -126,6 +136,13 @@ async def cmd_status(host: Host, args: argparse.Namespace) -> int:
             + (f" — {r['error']}" if r["error"] else "")
             for r in d["last_runs"]
         ]
+        lines += [
+            f"{u['kind']} {u['module']}.{u['name']} on {u['host_id']}: "
+            + (u["state"] if u["live"] else f"host silent since {u['updated_at']:%Y-%m-%d %H:%M:%S}")
+            + (f", lag {u['pending']}" if u["pending"] is not None else "")
+            + (f", {u['restarts']} restarts, last error: {u['last_error']}" if u["restarts"] else "")
+            for u in d["units"]
+        ]
         return "\n".join(lines)
 
     emit(args, data, text)
@@ -138,8 +155,8 @@ async def cmd_modules(host: Host, args: argparse.Namespace) -> int:
         await host.set_enabled(args.name, args.action == "enable")
         emit(
             args,
-            {"name": args.name, "enabled": args.action == "enable"},
-            lambda d: f"module {d['name']} {'enabled' if d['enabled'] else 'disabled'}",
+            {"name": args.name, "enabled": args.action == "enable", "restart_required": True},
+            lambda d: f"module {d['name']} {'enabled' if d['enabled'] else 'disabled'}; {RESTART_NOTE}",
         )
         return 0
     rows = [
@@ -149,6 +166,9 @@ async def cmd_modules(host: Host, args: argparse.Namespace) -> int:
             "enabled": await host.enabled(n),
             "description": s.manifest.description,
             "jobs": [f"{j.name} ({host.trigger_for(n, j)})" for j in s.manifest.jobs],
+            "services": [sv.name for sv in s.manifest.services],
+            "subscriptions": [f"{sb.name} ({sb.subject})" for sb in s.manifest.subscriptions],
+            "events": list(s.manifest.events),
         }
         for n, s in sorted(host.specs.items())
     ]
@@ -175,8 +195,13 @@ async def cmd_settings(host: Host, args: argparse.Namespace) -> int:
         setting = spec.manifest.setting(key)
         emit(
             args,
-            {"module": name, "key": key, "value": None if setting.secret else stored},
-            lambda _d: f"{name}.{key} = {settings.display(setting, stored)}",
+            {
+                "module": name,
+                "key": key,
+                "value": None if setting.secret else stored,
+                "restart_required": True,
+            },
+            lambda _d: f"{name}.{key} = {settings.display(setting, stored)}; {RESTART_NOTE}",
         )
         return 0
     resolved = await host.resolved_settings(name)

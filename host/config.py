@@ -16,6 +16,8 @@ class HostConfig:
     http_host: str
     http_port: int  # /healthz and /metrics; 0 = a free port
     host_id: str  # names this process in job_runs and leases
+    db_pool: int = 10  # connections per process
+    db_wait_seconds: float = 60.0  # `run`: how long to keep retrying an unreachable PostgreSQL at start
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> HostConfig:
@@ -26,12 +28,14 @@ class HostConfig:
             database_url=env.get("FEEDEATER_DATABASE_URL") or None,
             nats_url=env.get("FEEDEATER_NATS_URL") or None,
             http_host=env.get("FEEDEATER_HTTP_HOST", "127.0.0.1"),
-            http_port=_int_env(env, "FEEDEATER_HTTP_PORT", 9464),
+            http_port=_int_env(env, "FEEDEATER_HTTP_PORT", 9464, "a port such as"),
             host_id=env.get("FEEDEATER_HOST_ID") or f"{socket.gethostname()}:{os.getpid()}",
+            db_pool=_int_env(env, "FEEDEATER_DB_POOL", 10, "a pool size such as"),
+            db_wait_seconds=_int_env(env, "FEEDEATER_DB_WAIT_SECONDS", 60, "a number of seconds such as"),
         )
 
 
-def _int_env(env: dict[str, str], key: str, default: int) -> int:
+def _int_env(env: dict[str, str], key: str, default: int, example: str) -> int:
     from host.errors import UserError
 
     raw = env.get(key)
@@ -40,6 +44,4 @@ def _int_env(env: dict[str, str], key: str, default: int) -> int:
     try:
         return int(raw)
     except ValueError:
-        raise UserError(
-            f"{key}={raw!r} is not a whole number", f"set {key} to a port such as {default}"
-        ) from None
+        raise UserError(f"{key}={raw!r} is not a whole number", f"set {key} to {example} {default}") from None

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from typing import Any
 
 import asyncpg
 from pgvector.asyncpg import register_vector
 
 from host.errors import UserError
+
+log = logging.getLogger("feedeater.db")
 
 
 async def _init_connection(conn: asyncpg.Connection) -> None:
@@ -26,6 +30,37 @@ async def connect(url: str, **kwargs: Any) -> asyncpg.Connection:
             f"cannot connect to PostgreSQL at {redact(url)}: {exc}",
             "check FEEDEATER_DATABASE_URL, or unset it to use the embedded database",
         ) from None
+
+
+async def wait_for(url: str, seconds: float) -> None:
+    """Retry an unreachable PostgreSQL with growing pauses for up to `seconds`, logging each attempt;
+    then one clear error. Lets `feedeater run` start before (or while) the database comes up."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    delay = 0.5
+    while True:
+        try:
+            conn = await asyncpg.connect(url, timeout=10)
+        except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
+            left = deadline - loop.time()
+            if left <= 0:
+                raise UserError(
+                    f"cannot connect to PostgreSQL at {redact(url)} after {seconds:g}s: {exc}",
+                    "start the database or check FEEDEATER_DATABASE_URL; FEEDEATER_DB_WAIT_SECONDS sets the wait",
+                ) from None
+            pause = min(delay, left)
+            log.warning(
+                "PostgreSQL at %s unreachable (%s); retrying in %.1fs, giving up in %.0fs",
+                redact(url),
+                exc,
+                pause,
+                left,
+            )
+            await asyncio.sleep(pause)
+            delay = min(delay * 2, 10.0)
+        else:
+            await conn.close()
+            return
 
 
 async def create_pool(url: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:

@@ -1,4 +1,8 @@
-"""Plain-SQL migrations: `migrations/<scope>/NNNN_name.sql`, applied once each, in order, under a lock.
+"""Plain-SQL migrations: `NNNN_name.sql` files per scope, applied once each, in order, under a lock.
+
+Scope `host` and the built-in modules live in the top-level `migrations/<scope>/` folder (shipped in
+the wheel as package `feedeater_migrations`); a module from another distribution names its own
+directory in `Manifest.migrations`, applied in scope `<module name>`.
 
 Several hosts starting together serialize on a Postgres advisory lock, so each file is applied exactly
 once. A checksum is recorded; an edited file that was already applied is refused rather than silently
@@ -8,15 +12,28 @@ diverging from what the database holds.
 from __future__ import annotations
 
 import hashlib
+import importlib.resources
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import asyncpg
 
 from host.errors import UserError
+from host.module import ModuleSpec
 
-MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+
+def _root() -> Traversable:
+    """The top-level migrations folder: beside host/ in a source checkout, else the installed package."""
+    checkout = Path(__file__).resolve().parent.parent / "migrations"
+    if (checkout / "host").is_dir():
+        return checkout
+    return importlib.resources.files("feedeater_migrations")
+
+
+MIGRATIONS_DIR = _root()
 _LOCK_KEY = 0x6665_6564  # "feed": the advisory lock all hosts take while migrating
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 
@@ -37,16 +54,28 @@ class Migration:
         return f"{self.scope}/{self.version:04d}_{self.name}"
 
 
-def discover(root: Path = MIGRATIONS_DIR) -> list[Migration]:
+def builtin(scope: str) -> Traversable:
+    """The migrations of the host or a built-in module, in the top-level folder."""
+    return MIGRATIONS_DIR / scope
+
+
+def sources(specs: Mapping[str, ModuleSpec]) -> dict[str, Traversable]:
+    """Scope → directory: the host's, then every installed module that declares migrations."""
+    found = {"host": builtin("host")}
+    found.update({n: s.manifest.migrations for n, s in specs.items() if s.manifest.migrations is not None})
+    return found
+
+
+def discover(scopes: Mapping[str, Traversable]) -> list[Migration]:
     """All migrations, `host` first, then module scopes by name; versions ascending within a scope."""
     found: list[Migration] = []
-    scopes = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: (p.name != "host", p.name))
-    for scope_dir in scopes:
-        for path in sorted(scope_dir.glob("*.sql")):
+    for scope in sorted(scopes, key=lambda name: (name != "host", name)):
+        files = [f for f in scopes[scope].iterdir() if f.name.endswith(".sql")]
+        for path in sorted(files, key=lambda f: f.name):
             match = _NAME.match(path.name)
             if not match:
                 raise UserError(f"migration file {path} is misnamed", "name it NNNN_snake_case.sql")
-            found.append(Migration(scope_dir.name, int(match[1]), match[2], path.read_text()))
+            found.append(Migration(scope, int(match[1]), match[2], path.read_text()))
     seen: set[tuple[str, int]] = set()
     for m in found:
         if (m.scope, m.version) in seen:

@@ -1,16 +1,24 @@
 """The module contract: what a module declares (manifest) and what the host hands it (context).
 
-A module is a package `modules/<name>/` whose `__init__.py` exposes `MODULE: ModuleSpec`.
+A module is any importable package exposing `MODULE: ModuleSpec`, registered under the
+`feedeater.modules` entry-point group of its distribution (pyproject.toml):
+
+    [project.entry-points."feedeater.modules"]
+    rss = "modules.rss:MODULE"
+
+so a module pip-installed from another repository is found exactly like the built-in ones.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
-import pkgutil
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import re
+import uuid
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from importlib.resources.abc import Traversable
 from typing import TYPE_CHECKING, Any, Literal
 
 import asyncpg
@@ -21,7 +29,10 @@ if TYPE_CHECKING:
     from nats.aio.client import Client as NatsClient
 
     from host.ai import AIServices
-    from host.events import Event
+
+ENTRY_POINT_GROUP = "feedeater.modules"
+RESERVED_NAMES = frozenset({"host", "dlq"})  # the host's own jobs/settings; the dead-letter subjects
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")  # a subject token, a schema suffix and a durable-name part
 
 SettingType = Literal["str", "int", "float", "bool", "choice"]
 
@@ -53,14 +64,68 @@ class Job:
     description: str = ""
 
 
+ServiceRunner = Callable[["ModuleContext"], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Service:
+    """A long-running task (a gateway connection, an HTTP router, a request/reply responder).
+
+    `run(ctx)` runs until cancelled; the host starts it after setup, restarts it with exponential
+    backoff when it returns or raises, reports its state in /healthz and `feedeater status`, and
+    cancels it on shutdown. With `needs_bus` it starts only once NATS is attached (`ctx.nats` is set).
+    """
+
+    name: str
+    run: ServiceRunner
+    needs_bus: bool = False
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ReceivedEvent:
+    """One event delivered to a subscription handler."""
+
+    event_id: str  # the Nats-Msg-Id (the outbox event id); processed once per subscription
+    subject: str
+    payload: dict[str, Any]  # the decoded JSON body
+    delivery: int  # 1 on first delivery, more on redelivery
+
+
+EventHandler = Callable[["ModuleContext", asyncpg.Connection, ReceivedEvent], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Subscription:
+    """A durable JetStream pull consumer on the bus stream, one per (module, name) across all hosts.
+
+    The handler runs inside a database transaction on `conn` that also records the event id as
+    processed for this subscription, so its writes and `ctx.emit(conn, ...)` commit together with
+    "done" and a redelivery (a crash between commit and ack) is skipped: exactly once per subscription.
+    A handler that raises is retried (redelivered) up to `max_deliver` times; then the message goes to
+    `feedeater.dlq.<module>.<name>` (stream feedeater_dlq, reason in the `Feedeater-Error` header).
+    """
+
+    name: str
+    subject: str  # filter subject, e.g. "feedeater.rss.messageCreated" or "feedeater.*.messageCreated"
+    handler: EventHandler
+    max_deliver: int = 5
+    ack_wait_seconds: float = 60.0  # a handler still running after this is assumed dead: redelivered
+    description: str = ""
+
+
 @dataclass(frozen=True, slots=True)
 class Manifest:
     name: str
     version: str
     description: str
     jobs: tuple[Job, ...] = ()
+    services: tuple[Service, ...] = ()
+    subscriptions: tuple[Subscription, ...] = ()
     settings: tuple[Setting, ...] = ()
-    events: tuple[str, ...] = ()  # event names it publishes, e.g. "messageCreated"
+    events: tuple[str, ...] = ()  # event names it publishes via ctx.emit, e.g. "messageCreated"
+    # Directory of NNNN_name.sql files applied in scope `name` (e.g. importlib.resources.files(pkg) / "migrations").
+    migrations: Traversable | None = None
     enabled_by_default: bool = True
 
     def setting(self, key: str) -> Setting:
@@ -78,6 +143,9 @@ class Manifest:
         raise UserError(f"unknown job {self.name}.{name}", f"known jobs: {known}")
 
 
+Emit = Callable[..., Awaitable[int]]  # emit(conn, *events) -> how many were new
+
+
 @dataclass(slots=True)
 class ModuleContext:
     """Everything a module gets from the host; modules never build their own pools or clients."""
@@ -87,15 +155,16 @@ class ModuleContext:
     settings: Mapping[str, Any]
     log: logging.Logger
     host_id: str
-    # The only way a module publishes: add events inside the caller's transaction (returns how many were new).
-    emit: Callable[[asyncpg.Connection, Sequence[Event]], Awaitable[int]]
+    emit: Emit  # `await ctx.emit(conn, event, ...)` inside the caller's transaction: the only way to publish
     ai: AIServices
-    nats: NatsClient | None = None
-    register_job: Callable[[Job], None] = field(default=lambda _job: None)
+    nats: NatsClient | None = None  # set once the bus is attached; services declare needs_bus instead
     state: dict[str, Any] = field(default_factory=dict)  # the module's own process-local objects
 
 
 CliHook = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
+# Given a batch of ids the host holds links for, return those the module still has (see host.housekeeping).
+LiveMessages = Callable[[asyncpg.Connection, Sequence[uuid.UUID]], Awaitable[Collection[uuid.UUID]]]
+LiveSources = Callable[[asyncpg.Connection, Sequence[str]], Awaitable[Collection[str]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,21 +173,49 @@ class ModuleSpec:
     setup: Callable[[ModuleContext], Awaitable[None]] | None = None  # called once when the host starts it
     teardown: Callable[[ModuleContext], Awaitable[None]] | None = None
     cli: CliHook | None = None  # adds `feedeater <name> ...` subcommands
+    # Context owners: which of their messages / source keys still exist, so the host's housekeeping
+    # drops context links and contexts the module no longer has. None = keep them.
+    live_messages: LiveMessages | None = None
+    live_sources: LiveSources | None = None
 
 
 def discover() -> dict[str, ModuleSpec]:
-    """Import every package under `modules/` that exposes MODULE."""
-    import modules
-
+    """Every module registered in the `feedeater.modules` entry-point group of the installed distributions."""
     found: dict[str, ModuleSpec] = {}
-    for info in pkgutil.iter_modules(modules.__path__):
-        if not info.ispkg:
-            continue
-        mod = importlib.import_module(f"modules.{info.name}")
-        spec = getattr(mod, "MODULE", None)
-        if isinstance(spec, ModuleSpec):
-            found[spec.manifest.name] = spec
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        where = f"entry point {ep.name} = {ep.value}" + (f" of {ep.dist.name}" if ep.dist else "")
+        try:
+            spec = ep.load()
+        except Exception as exc:
+            raise UserError(
+                f"module {where} cannot be imported: {type(exc).__name__}: {exc}",
+                "reinstall that distribution, or uninstall it",
+            ) from None
+        check(spec, where, ep.name)
+        if ep.name in found and found[ep.name] is not spec:
+            raise UserError(f"two installed distributions provide module {ep.name!r}", "uninstall one")
+        found[ep.name] = spec
     return found
+
+
+def check(spec: object, where: str, name: str) -> None:
+    """Refuse a malformed module at discovery, before anything runs."""
+    if not isinstance(spec, ModuleSpec):
+        raise UserError(f"{where} is not a ModuleSpec", "point the entry point at the module's MODULE")
+    m = spec.manifest
+    if m.name != name or not _NAME.match(name) or name in RESERVED_NAMES:
+        raise UserError(
+            f"{where}: manifest name {m.name!r} must equal the entry-point name, be snake_case "
+            f"and not one of {', '.join(sorted(RESERVED_NAMES))}",
+            "rename the module or its entry point",
+        )
+    for kind, names in (
+        ("job", [j.name for j in m.jobs]),
+        ("service", [s.name for s in m.services]),
+        ("subscription", [s.name for s in m.subscriptions]),
+    ):
+        if not all(n.isidentifier() for n in names) or len(set(names)) != len(names):
+            raise UserError(f"{where}: {kind} names must be unique identifiers", f"got {names}")
 
 
 def get(specs: Mapping[str, ModuleSpec], name: str) -> ModuleSpec:

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -20,7 +20,8 @@ import asyncpg
 from nats.js import JetStreamContext
 from prometheus_client import Counter, Gauge
 
-from host.events import Event
+from host.events import Event, subject
+from host.module import Emit
 
 log = logging.getLogger("feedeater.outbox")
 
@@ -31,6 +32,23 @@ PUBLISHED = Counter("feedeater_outbox_published_total", "Events published from t
 PUBLISH_ERRORS = Counter("feedeater_outbox_publish_errors_total", "Failed publish attempts")
 PENDING = Gauge("feedeater_outbox_pending", "Events waiting in the outbox")
 LAG = Gauge("feedeater_outbox_lag_seconds", "Age of the oldest unpublished event")
+
+
+def emitter(module: str, events: Collection[str]) -> Emit:
+    """`ctx.emit` of one module: adds its events inside the caller's transaction, refusing any event the
+    manifest does not declare (another module's subject, or an undeclared name)."""
+    allowed = {subject(module, name) for name in events}
+
+    async def emit(conn: asyncpg.Connection, *batch: Event) -> int:
+        for event in batch:
+            if event.subject not in allowed:
+                declared = ", ".join(sorted(events)) or "none"
+                raise ValueError(
+                    f"module {module} may not emit {event.subject}: its Manifest.events declares {declared}"
+                )
+        return await enqueue_many(conn, batch)
+
+    return emit
 
 
 async def enqueue(conn: asyncpg.Connection, event: Event) -> bool:

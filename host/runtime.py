@@ -1,4 +1,5 @@
-"""The host process: services, migrations, module contexts, scheduler, outbox relay, health endpoint."""
+"""The host process: services, migrations, module contexts, scheduler, supervised services and
+subscriptions, outbox relay, health endpoint."""
 
 from __future__ import annotations
 
@@ -14,13 +15,17 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
 
-from host import bus, db, httpserver, migrate, module, outbox, settings
+from host import bus, consumers, db, httpserver, migrate, module, outbox, settings
 from host.ai import build_ai
 from host.config import HostConfig
+from host.consumers import Consumer
 from host.errors import UserError
+from host.events import subject
+from host.housekeeping import host_module
 from host.jobs import JobResult, parse_trigger, run_job, trigger_override_key
-from host.module import Job, ModuleContext, ModuleSpec
+from host.module import Job, ModuleContext, ModuleSpec, Service
 from host.services import Endpoints, Services
+from host.supervise import Supervisor, Unit
 
 log = logging.getLogger("feedeater.host")
 
@@ -31,42 +36,63 @@ class Host:
     def __init__(self, config: HostConfig, *, env: Mapping[str, str] | None = None) -> None:
         self.config = config
         self.env = dict(os.environ) if env is None else dict(env)
-        self.specs: dict[str, ModuleSpec] = module.discover()
+        plugins = module.discover()
+        self.specs: dict[str, ModuleSpec] = {"host": host_module(plugins), **plugins}
         self.services = Services(config.home)
         self.endpoints: Endpoints | None = None
         self.pool: asyncpg.Pool | None = None
         self.nc: NatsClient | None = None
         self.js: JetStreamContext | None = None
+        self.link: bus.BusLink | None = None
         self.contexts: dict[str, ModuleContext] = {}
         self.scheduler: AsyncIOScheduler | None = None
+        self.supervisor: Supervisor | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
-    async def open(self, *, with_bus: bool = True) -> None:
-        """Start (or find) the services, apply migrations, connect."""
+    async def open(
+        self, *, with_bus: bool = True, connect_bus: bool = True, wait_for_db: bool = False
+    ) -> None:
+        """Start (or find) the services, apply migrations, connect.
+
+        `connect_bus=False` starts an embedded NATS but leaves connecting to `run` (which attaches in
+        the background); `wait_for_db` retries an unreachable PostgreSQL for FEEDEATER_DB_WAIT_SECONDS.
+        """
         self.endpoints = await asyncio.to_thread(
             self.services.up,
             database_url=self.config.database_url,
             nats_url=self.config.nats_url,
             with_nats=with_bus,
         )
+        if wait_for_db:
+            await db.wait_for(self.endpoints.database_url, self.config.db_wait_seconds)
         conn = await db.connect(self.endpoints.database_url)
         try:
-            applied = await migrate.apply(conn, migrate.discover())
+            applied = await migrate.apply(conn, migrate.discover(migrate.sources(self.specs)))
         finally:
             await conn.close()
         if applied:
             log.info("applied migrations: %s", ", ".join(applied))
-        self.pool = await db.create_pool(
-            self.endpoints.database_url, max_size=int(self.env.get("FEEDEATER_DB_POOL", "10"))
-        )
+        self.pool = await db.create_pool(self.endpoints.database_url, max_size=self.config.db_pool)
         if with_bus:
+            self.link = bus.BusLink(
+                self.endpoints.nats_url, name=f"feedeater {self.config.host_id}", prepare=self.prepare_streams
+            )
+        if with_bus and connect_bus:
             self.nc = await bus.connect(self.endpoints.nats_url, name=f"feedeater {self.config.host_id}")
             self.js = self.nc.jetstream()
-            await bus.ensure_stream(self.js)
+            await self.prepare_streams(self.js)
+
+    async def prepare_streams(self, js: JetStreamContext) -> None:
+        """The bus stream (widened to every declared event) and the dead-letter stream."""
+        declared = {subject(n, e) for n, s in self.specs.items() for e in s.manifest.events}
+        await bus.ensure_stream(js, declared)
+        await consumers.ensure_dlq_stream(js)
 
     async def close(self, *, stop_started_services: bool = False) -> None:
         if self.scheduler is not None and self.scheduler.running:
             self.scheduler.shutdown(wait=False)
+        if self.supervisor is not None:
+            await self.supervisor.stop()
         for name, ctx in list(self.contexts.items()):
             spec = self.specs[name]
             if spec.teardown is not None:
@@ -91,11 +117,15 @@ class Host:
 
     async def enabled(self, name: str) -> bool:
         spec = module.get(self.specs, name)
+        if name == "host":
+            return True
         row = await self.require_pool().fetchval("SELECT enabled FROM host.modules WHERE name = $1", name)
         return spec.manifest.enabled_by_default if row is None else bool(row)
 
     async def set_enabled(self, name: str, enabled: bool) -> None:
         module.get(self.specs, name)
+        if name == "host":
+            raise UserError("the host cannot be disabled", "disable a module instead")
         await self.require_pool().execute(
             """INSERT INTO host.modules (name, enabled) VALUES ($1, $2)
                ON CONFLICT (name) DO UPDATE SET enabled = EXCLUDED.enabled, updated_at = now()""",
@@ -121,24 +151,31 @@ class Host:
             settings=resolved,
             log=logging.getLogger(f"feedeater.{name}"),
             host_id=self.config.host_id,
-            emit=outbox.enqueue_many,
+            emit=outbox.emitter(name, spec.manifest.events),
             ai=build_ai(resolved),
             nats=self.nc,
-            register_job=lambda job: self._schedule_job(name, job),
         )
         if spec.setup is not None:
             await spec.setup(ctx)
         self.contexts[name] = ctx
         return ctx
 
+    async def enabled_contexts(self) -> list[ModuleContext]:
+        """Set up every enabled module (settings validated first); a disabled module is never started."""
+        out = []
+        for name in sorted(self.specs, key=lambda n: (n != "host", n)):
+            if await self.enabled(name):
+                out.append(await self.context(name))
+            else:
+                log.info("module %s is disabled: not starting its jobs, services or subscriptions", name)
+        return out
+
     # -- jobs ----------------------------------------------------------------------------------
     def trigger_for(self, name: str, job: Job) -> str:
         return self.env.get(trigger_override_key(name, job.name)) or job.trigger
 
-    def _schedule_job(self, name: str, job: Job) -> None:
-        if self.scheduler is None:
-            return
-        ctx = self.contexts[name]
+    def _schedule_job(self, ctx: ModuleContext, job: Job) -> None:
+        assert self.scheduler is not None
 
         async def fire() -> None:
             # A run cancelled by shutdown is recorded by run_job; the scheduler needn't log it as a crash.
@@ -147,9 +184,9 @@ class Host:
 
         self.scheduler.add_job(
             fire,
-            parse_trigger(self.trigger_for(name, job)),
-            id=f"{name}.{job.name}",
-            name=f"{name}.{job.name}",
+            parse_trigger(self.trigger_for(ctx.name, job)),
+            id=f"{ctx.name}.{job.name}",
+            name=f"{ctx.name}.{job.name}",
             max_instances=1,
             coalesce=True,
             misfire_grace_time=300,
@@ -157,17 +194,13 @@ class Host:
         )
 
     async def start_scheduler(self) -> list[str]:
-        """Schedule the jobs of every enabled module; a disabled module's jobs are never scheduled."""
+        """Schedule the jobs of every enabled module and the host's own."""
         self.scheduler = AsyncIOScheduler(timezone="UTC")
         scheduled: list[str] = []
-        for name, spec in sorted(self.specs.items()):
-            if not await self.enabled(name):
-                log.info("module %s is disabled: not scheduling its jobs", name)
-                continue
-            await self.context(name)
-            for job in spec.manifest.jobs:
-                self._schedule_job(name, job)
-                scheduled.append(f"{name}.{job.name}")
+        for ctx in await self.enabled_contexts():
+            for job in self.specs[ctx.name].manifest.jobs:
+                self._schedule_job(ctx, job)
+                scheduled.append(f"{ctx.name}.{job.name}")
         self.scheduler.start()
         return scheduled
 
@@ -179,9 +212,57 @@ class Host:
             raise UserError(f"module {name} is disabled", f"enable it with `feedeater modules enable {name}`")
         return await run_job(await self.context(name), job, trigger="manual")
 
+    # -- services and subscriptions ------------------------------------------------------------
+    def _start_service(self, ctx: ModuleContext, service: Service, unit: Unit) -> None:
+        assert self.supervisor is not None
+        self.supervisor.start(unit, lambda: service.run(ctx))
+
+    def _start_units(self) -> list[tuple[ModuleContext, Service | None, Unit]]:
+        """Start the services that need no bus; return what waits for the bus (services, subscriptions)."""
+        assert self.supervisor is not None
+        waiting: list[tuple[ModuleContext, Service | None, Unit]] = []
+        for ctx in self.contexts.values():
+            manifest = self.specs[ctx.name].manifest
+            for service in manifest.services:
+                unit = self.supervisor.add(Unit(ctx.name, service.name, "service"))
+                if service.needs_bus:
+                    waiting.append((ctx, service, unit))
+                else:
+                    self._start_service(ctx, service, unit)
+            for sub in manifest.subscriptions:
+                waiting.append((ctx, None, self.supervisor.add(Unit(ctx.name, sub.name, "subscription"))))
+        return waiting
+
+    async def _attach_bus(
+        self, stop: asyncio.Event, waiting: list[tuple[ModuleContext, Service | None, Unit]]
+    ) -> None:
+        """Connect (retrying while NATS is down), then start the relay and everything that needs the bus."""
+        assert self.link is not None and self.supervisor is not None
+        if self.js is None:
+            if not await self.link.attach(stop):
+                return
+            self.nc, self.js = self.link.nc, self.link.js
+        else:
+            self.link.nc, self.link.js = self.nc, self.js
+        assert self.js is not None
+        for ctx in self.contexts.values():
+            ctx.nats = self.nc
+        relay = outbox.Relay(self.require_pool(), self.js)
+        self.supervisor.start(
+            self.supervisor.add(Unit("host", "outbox-relay", "service")), lambda: relay.run(stop)
+        )
+        for ctx, service, unit in waiting:
+            if service is not None:
+                self._start_service(ctx, service, unit)
+                continue
+            sub = next(s for s in self.specs[ctx.name].manifest.subscriptions if s.name == unit.name)
+            self.supervisor.start(unit, Consumer(ctx, sub, self.js, unit).run)
+
     # -- run -----------------------------------------------------------------------------------
     async def health(self) -> dict[str, Any]:
+        """/healthz: ok, or degraded with the reasons (database, bus, units not running)."""
         report: dict[str, Any] = {"host_id": self.config.host_id}
+        problems: list[str] = []
         try:
             async with self.require_pool().acquire() as conn:
                 st = await outbox.status(conn)
@@ -189,22 +270,42 @@ class Host:
             report["outbox"] = {"pending": st.pending, "lag_seconds": round(st.lag_seconds, 3)}
         except Exception as exc:
             report["database"] = f"error: {exc}"
-        report["nats"] = "ok" if self.nc is not None and self.nc.is_connected else "disconnected"
-        report["ok"] = report["database"] == "ok" and report["nats"] == "ok"
+            problems.append(f"database: {exc}")
+        trouble = self.link.trouble() if self.link is not None else "no bus configured"
+        report["nats"] = trouble or "ok"
+        if trouble:
+            problems.append(trouble)
+        units = self.supervisor.units if self.supervisor is not None else []
+        report["units"] = [u.as_dict() for u in units]
+        problems += [
+            f"{u.kind} {u.label}: {u.state}" + (f" ({u.last_error})" if u.last_error else "")
+            for u in units
+            if u.state != "running"
+        ]
+        report["status"] = "degraded" if problems else "ok"
+        report["degraded"] = problems
+        report["ok"] = not problems
         return report
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Serve until `stop` is set: relay, scheduler, /healthz and /metrics."""
-        assert self.js is not None
+        """Serve until `stop` is set: jobs, services, subscriptions, relay, /healthz and /metrics.
+
+        The bus may be down at start: everything that needs it starts once it is attached.
+        """
         # Modules and their settings first: a bad setting stops us before anything runs in the background.
         scheduled = await self.start_scheduler()
         server = await httpserver.serve(self.config.http_host, self.config.http_port, self.health)
         port = server.sockets[0].getsockname()[1]
-        relay = outbox.Relay(self.require_pool(), self.js)
-        relay_task = asyncio.create_task(relay.run(stop), name="outbox-relay")
+        self.supervisor = Supervisor(self.require_pool(), self.config.host_id)
+        waiting = self._start_units()
+        background = [
+            asyncio.create_task(self._attach_bus(stop, waiting), name="bus-attach"),
+            asyncio.create_task(self.supervisor.keep_saving(), name="unit-state"),
+        ]
         log.info(
-            "feedeater running: jobs %s; health and metrics on http://%s:%s/healthz",
+            "feedeater running: jobs %s; services and subscriptions %s; health and metrics on http://%s:%s/healthz",
             ", ".join(scheduled) or "none",
+            ", ".join(u.label for u in self.supervisor.units) or "none",
             self.config.http_host,
             port,
         )
@@ -212,6 +313,9 @@ class Host:
             await stop.wait()
         finally:
             server.close()
-            relay_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await relay_task
+            for task in background:
+                task.cancel()
+            for task in background:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            await self.supervisor.stop()

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import uuid
 from collections import defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,15 @@ def own_nats(tmp_path: Path) -> Iterator[EmbeddedNats]:
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def own_pg(tmp_path: Path) -> Iterator[EmbeddedPostgres]:
+    """A PostgreSQL for this test alone, restartable on the same port (the session server stays up)."""
+    pg = EmbeddedPostgres(tmp_path / "own-pg", port=free_port())
+    pg.start()
+    yield pg
+    pg.stop()
 
 
 def admin_url(pg: EmbeddedPostgres, database: str = "postgres") -> str:
@@ -117,15 +126,20 @@ async def host(tmp_path: Path, database_url: str, nats_url: str) -> AsyncIterato
 
 
 class BusReader:
-    """Reads what actually reached the JetStream stream (not what we meant to send)."""
+    """Reads what actually reached a JetStream stream (not what we meant to send).
 
-    def __init__(self, js: JetStreamContext) -> None:
+    A stream that cannot be read raises: "nothing was published" must never pass because NATS was down.
+    """
+
+    def __init__(self, js: JetStreamContext, *, stream: str = STREAM) -> None:
         self.js = js
+        self.stream = stream
 
     async def all(
         self, subject: str = "feedeater.>", *, expect: int | None = None, timeout: float = 10
     ) -> list[dict[str, Any]]:
-        """Every message in the stream on `subject`, in stream order, with its Nats-Msg-Id under `_msg_id`."""
+        """Every message in the stream on `subject`, in stream order, with its Nats-Msg-Id under `_msg_id`
+        (headers under `_headers`)."""
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
             msgs = await self._read(subject)
@@ -134,15 +148,12 @@ class BusReader:
             await asyncio.sleep(0.1)
 
     async def _read(self, subject: str) -> list[dict[str, Any]]:
-        try:
-            info = await self.js.stream_info(STREAM)
-        except Exception:
-            return []
+        info = await self.js.stream_info(self.stream)
         if info.state.messages == 0:
             return []
         sub = await self.js.subscribe(
             subject,
-            stream=STREAM,
+            stream=self.stream,
             ordered_consumer=True,
             config=ConsumerConfig(deliver_policy=DeliverPolicy.ALL),
         )
@@ -154,7 +165,8 @@ class BusReader:
                 except nats.errors.TimeoutError:
                     break
                 body = json.loads(msg.data)
-                body["_msg_id"] = (msg.headers or {}).get("Nats-Msg-Id")
+                body["_headers"] = dict(msg.headers or {})
+                body["_msg_id"] = body["_headers"].get("Nats-Msg-Id")
                 body["_subject"] = msg.subject
                 out.append(body)
         finally:
@@ -214,15 +226,30 @@ def feedeater(env: dict[str, str], *args: str, timeout: float = 120) -> subproce
 class HostProcess:
     """A real `feedeater run` process (the deployment unit), which a test may SIGKILL."""
 
-    def __init__(self, home: Path, database_url: str, nats_url: str, host_id: str, **extra: str) -> None:
+    def __init__(
+        self,
+        home: Path,
+        database_url: str,
+        nats_url: str,
+        host_id: str,
+        *,
+        command: Sequence[str] = FEEDEATER,
+        isolated: bool = False,
+        **extra: str,
+    ) -> None:
+        """`isolated`: no PYTHONPATH and the home as working directory, so an installed `command`
+        cannot import from the source tree."""
         home.mkdir(parents=True, exist_ok=True)
         self.host_id = host_id
         self.log = home / "run.log"
         env = feedeater_env(home, database_url, nats_url, FEEDEATER_HOST_ID=host_id, **extra)
+        if isolated:
+            env.pop("PYTHONPATH", None)
         with self.log.open("wb") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "host.cli", "run"],
+                [*command, "run"],
                 env=env,
+                cwd=home if isolated else None,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -244,6 +271,18 @@ class HostProcess:
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
+
+
+async def health(port: int) -> tuple[int, dict[str, Any]] | None:
+    """GET /healthz of a host on loopback: (status, report), or None while nothing listens yet."""
+    import httpx
+
+    try:
+        async with httpx.AsyncClient(timeout=5) as client:
+            res = await client.get(f"http://127.0.0.1:{port}/healthz")
+    except httpx.TransportError:
+        return None
+    return res.status_code, res.json()
 
 
 async def pending_events(pool: asyncpg.Pool) -> int:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 
 from host.ai import AI_SETTINGS
-from host.module import Job, Manifest, ModuleContext, ModuleSpec, Setting
+from host.migrate import builtin
+from host.module import Job, Manifest, ModuleContext, ModuleSpec, Service, Setting
 from modules.rss.enrich import embed, summarize
 from modules.rss.ingest import poll
 from modules.rss.search import service as search_service
@@ -18,14 +19,9 @@ from modules.rss.store import cleanup
 async def setup(ctx: ModuleContext) -> None:
     ctx.state["fetcher"] = poll.make_fetcher(ctx.settings)
     ctx.state["parse_pool"] = poll.make_parse_pool(int(ctx.settings["parse_workers"]))
-    if ctx.nats is not None:
-        ctx.state["search"] = await search_service.start(ctx)
 
 
 async def teardown(ctx: ModuleContext) -> None:
-    search = ctx.state.pop("search", None)
-    if search is not None:
-        await search.unsubscribe()
     parse_pool = ctx.state.pop("parse_pool", None)
     if parse_pool is not None:
         parse_pool.shutdown(wait=False, cancel_futures=True)
@@ -48,9 +44,12 @@ MANIFEST = Manifest(
     description="RSS, Atom and JSON Feed polling into mod_rss, published as MessageCreated events",
     jobs=(
         Job("poll", poll.run, "60s", "fetch the feeds that are due"),
-        Job("cleanup", cleanup.run, "17 3 * * *", "retention, raw fetch blobs, published outbox rows"),
+        Job("cleanup", cleanup.run, "17 3 * * *", "retention, raw fetch blobs"),
         embed.JOB,
         *summarize.JOBS,
+    ),
+    services=(
+        Service("search", search_service.serve, needs_bus=True, description="NATS request/reply search"),
     ),
     settings=(
         Setting(
@@ -142,6 +141,14 @@ MANIFEST = Manifest(
         *summarize.SETTINGS,
     ),
     events=("messageCreated", "messageUpdated", "contextUpdated"),
+    migrations=builtin("rss"),
 )
 
-MODULE = ModuleSpec(manifest=MANIFEST, setup=setup, teardown=teardown, cli=_cli)
+MODULE = ModuleSpec(
+    manifest=MANIFEST,
+    setup=setup,
+    teardown=teardown,
+    cli=_cli,
+    live_messages=cleanup.live_messages,
+    live_sources=cleanup.live_sources,
+)

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import asyncpg
-import pytest
 
 from host import outbox
 from host.runtime import Host
-from host.services import EmbeddedNats, EmbeddedPostgres, free_port
+from host.services import EmbeddedNats, EmbeddedPostgres
 from modules.rss import store
 from tests.feedserver import FeedServer, Item, Route, ago, rss
 from tests.services import assert_exactly_once, make_host, pending_events, reset_stream, until
@@ -84,15 +82,6 @@ async def test_nats_outage_during_polls_delivers_every_event_once_in_order(
         for t in relay_tasks:
             await asyncio.wait_for(t, 15)
         await host.close()
-
-
-@pytest.fixture
-def own_pg(tmp_path: Path) -> Iterator[EmbeddedPostgres]:
-    """A PostgreSQL for this test alone, restartable on the same port (the session server stays up)."""
-    pg = EmbeddedPostgres(tmp_path / "own-pg", port=free_port())
-    pg.start()
-    yield pg
-    pg.stop()
 
 
 async def test_postgres_restart_during_a_poll_leaves_no_half_written_feed(

@@ -8,7 +8,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from host import migrate
+from host import migrate, module
 from host.errors import UserError
 
 
@@ -17,8 +17,12 @@ def write(root: Path, scope: str, name: str, sql: str) -> None:
     (root / scope / name).write_text(sql)
 
 
+def scopes(root: Path) -> dict[str, Path]:
+    return {d.name: d for d in root.iterdir() if d.is_dir()}
+
+
 async def test_two_hosts_migrating_at_once_apply_each_file_once(database_url: str) -> None:
-    migrations = migrate.discover()
+    migrations = migrate.discover(migrate.sources(module.discover()))
     conns = [await asyncpg.connect(database_url) for _ in range(2)]
     try:
         results = await asyncio.gather(*(migrate.apply(c, migrations) for c in conns))
@@ -41,7 +45,7 @@ def test_discover_orders_host_first_then_modules(tmp_path: Path) -> None:
     write(tmp_path, "host", "0002_b.sql", "SELECT 1;")
     write(tmp_path, "host", "0001_a.sql", "SELECT 1;")
     write(tmp_path, "alpha", "0001_a.sql", "SELECT 1;")
-    assert [m.label for m in migrate.discover(tmp_path)] == [
+    assert [m.label for m in migrate.discover(scopes(tmp_path))] == [
         "host/0001_a",
         "host/0002_b",
         "alpha/0001_a",
@@ -52,18 +56,18 @@ def test_discover_orders_host_first_then_modules(tmp_path: Path) -> None:
 def test_misnamed_migration_is_refused(tmp_path: Path) -> None:
     write(tmp_path, "host", "1_init.sql", "SELECT 1;")
     with pytest.raises(UserError, match="misnamed"):
-        migrate.discover(tmp_path)
+        migrate.discover(scopes(tmp_path))
 
 
 async def test_edited_applied_migration_is_refused(tmp_path: Path, database_url: str) -> None:
     write(tmp_path, "demo", "0001_init.sql", "CREATE TABLE demo_t (id int);")
     conn = await asyncpg.connect(database_url)
     try:
-        assert await migrate.apply(conn, migrate.discover(tmp_path)) == ["demo/0001_init"]
-        assert await migrate.apply(conn, migrate.discover(tmp_path)) == []  # once only
+        assert await migrate.apply(conn, migrate.discover(scopes(tmp_path))) == ["demo/0001_init"]
+        assert await migrate.apply(conn, migrate.discover(scopes(tmp_path))) == []  # once only
         write(tmp_path, "demo", "0001_init.sql", "CREATE TABLE demo_t (id bigint);")
         with pytest.raises(UserError, match="changed after it was applied"):
-            await migrate.apply(conn, migrate.discover(tmp_path))
+            await migrate.apply(conn, migrate.discover(scopes(tmp_path)))
     finally:
         await conn.close()
 
@@ -73,7 +77,7 @@ async def test_failing_migration_applies_nothing_of_itself(tmp_path: Path, datab
     conn = await asyncpg.connect(database_url)
     try:
         with pytest.raises(UserError, match="demo/0001_bad failed"):
-            await migrate.apply(conn, migrate.discover(tmp_path))
+            await migrate.apply(conn, migrate.discover(scopes(tmp_path)))
         assert await conn.fetchval("SELECT to_regclass('half_t')") is None
         assert await conn.fetchval("SELECT count(*) FROM public.feedeater_migrations") == 0
     finally:

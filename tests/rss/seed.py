@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import asyncpg
 
 from host import outbox
-from modules.rss import store
+from modules.rss import MODULE, store
 from modules.rss.ingest import intake
 from modules.rss.model import Entry
 
@@ -24,7 +24,7 @@ async def ingest(
     """Returns the guids inserted."""
     _, inserted = await intake.ingest(
         conn,
-        outbox.enqueue_many,
+        outbox.emitter(MODULE.manifest.name, MODULE.manifest.events),
         feed_id=feed.id,
         feed_title=feed.title,
         entries=entries,

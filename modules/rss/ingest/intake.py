@@ -6,17 +6,15 @@ diffed, processed, stored and announced the same way.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 
 import asyncpg
 
-from host.events import Event
+from host.module import Emit
 from modules.rss import store
 from modules.rss.ingest import diff, processors, publish
 from modules.rss.model import Entry
-
-Emit = Callable[[asyncpg.Connection, Sequence[Event]], Awaitable[int]]
 
 
 async def ingest(
@@ -47,5 +45,5 @@ async def ingest(
         steps,
     )
     inserted = await store.write(conn, intents)
-    await emit(conn, publish.events(intents, inserted))
+    await emit(conn, *publish.events(intents, inserted))
     return intents, inserted

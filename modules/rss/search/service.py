@@ -2,13 +2,14 @@
 
 Protocol (docs/search.md): a JSON request `{"query", "feed"?, "folder"?, "since"?, "limit"?}` gets a JSON
 reply `{"results": [...], "mode", "degraded_reason"?, "model"?}`, or `{"error": "..."}` for a bad request
-or a failed search. Every host running the rss module answers, in one queue group, so each request is
+or a failed search. Declared as the module's `search` service (needs the bus). Every host running the rss module answers, in one queue group, so each request is
 answered once and load spreads over the hosts.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from typing import Any
@@ -62,3 +63,14 @@ async def start(ctx: ModuleContext) -> Subscription:
         task.add_done_callback(in_flight.discard)
 
     return await nc.subscribe(SUBJECT, queue=QUEUE, cb=on_request)
+
+
+async def serve(ctx: ModuleContext) -> None:
+    """The rss module's declared `search` service: answer until cancelled (nats-py resubscribes after
+    a reconnect, so a NATS restart needs nothing from us)."""
+    sub = await start(ctx)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        with contextlib.suppress(Exception):
+            await sub.unsubscribe()

@@ -1,17 +1,33 @@
-"""The daily cleanup job: retention, raw fetch blobs, published outbox rows."""
+"""The daily cleanup job (retention, orphan raw blobs) and the context-owner hooks for host housekeeping."""
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Sequence
 from typing import Any
 
-from host import outbox
+import asyncpg
+
 from host.module import ModuleContext
 from modules.rss import store
+from modules.rss.ingest import publish
 
 
 async def run(ctx: ModuleContext) -> dict[str, Any]:
     async with ctx.pool.acquire() as conn, conn.transaction():
         expired = await store.expire_entries(conn, default_days=int(ctx.settings["retention_days"]))
         blobs = await store.delete_orphan_blobs(conn)
-        pruned = await outbox.prune(conn)
-    return {"entries_expired": expired, "raw_blobs_deleted": blobs, "outbox_rows_pruned": pruned}
+    return {"entries_expired": expired, "raw_blobs_deleted": blobs}
+
+
+async def live_messages(conn: asyncpg.Connection, ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:
+    """Which of these message ids still have an entry (expired entries' context links are dropped)."""
+    rows = await conn.fetch("SELECT message_id FROM mod_rss.entries WHERE message_id = ANY($1::uuid[])", ids)
+    return {r["message_id"] for r in rows}
+
+
+async def live_sources(conn: asyncpg.Connection, keys: Sequence[str]) -> set[str]:
+    """Which of these context keys (`feed:<id>`) still name a subscribed feed."""
+    rows = await conn.fetch("SELECT id FROM mod_rss.feeds")  # a few thousand ids at most
+    alive = {publish.context_key(r["id"]) for r in rows}
+    return {k for k in keys if k in alive}

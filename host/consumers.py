@@ -1,0 +1,192 @@
+"""Bus subscriptions: durable JetStream pull consumers that hand events to module handlers exactly once.
+
+One durable consumer per (module, subscription) on the bus stream, shared by every host running the
+module, so each event is handled once across hosts. A handler runs inside a transaction that also
+records `(consumer, event id)` in host.processed_events; the message is acked after the commit. A crash
+between commit and ack redelivers an event whose id is already recorded: it is acked, not handled again.
+A handler that raises is retried with a growing delay; at the `max_deliver`-th failed delivery the
+message goes to `feedeater.dlq.<module>.<subscription>` (stream feedeater_dlq, reason in the
+`Feedeater-Error` header) and is acked. An unreachable database is not the event's fault: those
+deliveries are retried without ever dead-lettering.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+import asyncpg
+import nats.errors
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StorageType, StreamConfig
+from nats.js.errors import NotFoundError
+from prometheus_client import Counter, Gauge
+
+from host.events import STREAM
+from host.module import ModuleContext, ReceivedEvent, Subscription
+from host.supervise import Unit
+
+log = logging.getLogger("feedeater.consumers")
+
+DLQ_STREAM = "feedeater_dlq"
+DLQ_SUBJECTS = ("feedeater.dlq.*.*",)  # four tokens: never overlaps feedeater.<module>.<event>
+DLQ_MAX_AGE_S = 90 * 24 * 3600
+ERROR_HEADER = "Feedeater-Error"
+LAG_EVERY_S = 5.0
+
+HANDLED = Counter("feedeater_consumer_handled_total", "Events handled by subscriptions", ["consumer"])
+SKIPPED = Counter(
+    "feedeater_consumer_duplicates_total", "Redeliveries skipped as already processed", ["consumer"]
+)
+FAILED = Counter(
+    "feedeater_consumer_failures_total", "Handler failures (retried or dead-lettered)", ["consumer"]
+)
+DEAD = Counter(
+    "feedeater_consumer_dead_letters_total", "Events moved to the dead-letter subject", ["consumer"]
+)
+PENDING = Gauge("feedeater_consumer_pending", "Events not yet delivered to the consumer (lag)", ["consumer"])
+
+# The database (not the event) is the problem: retry without counting towards the dead-letter limit.
+_INFRASTRUCTURE = (
+    OSError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.InterfaceError,
+    asyncpg.CannotConnectNowError,
+)
+
+
+def durable_name(module: str, sub: Subscription) -> str:
+    return f"{module}_{sub.name}"
+
+
+def dlq_subject(module: str, sub: Subscription) -> str:
+    return f"feedeater.dlq.{module}.{sub.name}"
+
+
+def retry_delay(delivery: int) -> float:
+    """Wait before redelivering a failed event: 2 s, 4 s, 8 s … capped at 60 s (pure)."""
+    return float(min(2**delivery, 60))
+
+
+async def ensure_dlq_stream(js: JetStreamContext) -> None:
+    try:
+        await js.stream_info(DLQ_STREAM)
+    except NotFoundError:
+        await js.add_stream(
+            StreamConfig(
+                name=DLQ_STREAM, subjects=list(DLQ_SUBJECTS), storage=StorageType.FILE, max_age=DLQ_MAX_AGE_S
+            )
+        )
+
+
+class Consumer:
+    """Feeds one subscription's handler; `run` is supervised (it raises when NATS or the pool fails)."""
+
+    def __init__(
+        self, ctx: ModuleContext, sub: Subscription, js: JetStreamContext, unit: Unit, *, batch: int = 50
+    ) -> None:
+        self.ctx = ctx
+        self.sub = sub
+        self.js = js
+        self.unit = unit
+        self.batch = batch
+        self.name = f"{ctx.name}.{sub.name}"
+        self.durable = durable_name(ctx.name, sub)
+
+    def config(self) -> ConsumerConfig:
+        return ConsumerConfig(
+            durable_name=self.durable,
+            name=self.durable,
+            filter_subject=self.sub.subject,
+            ack_policy=AckPolicy.EXPLICIT,
+            deliver_policy=DeliverPolicy.ALL,
+            ack_wait=self.sub.ack_wait_seconds,
+            max_deliver=-1,  # the limit is ours: failures of the handler, not outages, count (see module doc)
+            max_ack_pending=1000,
+        )
+
+    async def run(self) -> None:
+        await self.js.add_consumer(STREAM, self.config())  # creates it, or updates a changed declaration
+        psub = await self.js.pull_subscribe_bind(durable=self.durable, stream=STREAM)
+        lag_at = 0.0
+        try:
+            while True:
+                if time.monotonic() - lag_at >= LAG_EVERY_S:
+                    lag_at = time.monotonic()
+                    info = await psub.consumer_info()
+                    self.unit.pending = int(info.num_pending or 0)
+                    PENDING.labels(self.name).set(self.unit.pending)
+                try:
+                    msgs = await psub.fetch(self.batch, timeout=2)
+                except nats.errors.TimeoutError:
+                    continue
+                for msg in msgs:
+                    await self.handle(msg)
+        finally:
+            await psub.unsubscribe()
+
+    async def handle(self, msg: Msg) -> None:
+        meta = msg.metadata
+        event_id = (msg.headers or {}).get("Nats-Msg-Id") or f"seq:{meta.sequence.stream}"
+        delivery = int(meta.num_delivered)
+        try:
+            payload = json.loads(msg.data)
+            if not isinstance(payload, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as exc:
+            await self.dead_letter(msg, event_id, delivery, f"undecodable event: {exc}")
+            return
+        event = ReceivedEvent(event_id, msg.subject, payload, delivery)
+        try:
+            handled = await self._process(event)
+        except _INFRASTRUCTURE:
+            await msg.nak(delay=retry_delay(1))
+            raise  # the supervisor backs off; the event is retried without counting against it
+        except Exception as exc:
+            FAILED.labels(self.name).inc()
+            reason = f"{type(exc).__name__}: {exc}"
+            if delivery >= self.sub.max_deliver:
+                await self.dead_letter(msg, event_id, delivery, reason)
+                return
+            log.warning("%s: event %s failed (delivery %d): %s", self.name, event_id, delivery, reason)
+            await msg.nak(delay=retry_delay(delivery))
+            return
+        (HANDLED if handled else SKIPPED).labels(self.name).inc()
+        await msg.ack()
+
+    async def _process(self, event: ReceivedEvent) -> bool:
+        """Handle in one transaction with the processed-id record; False when it was already processed."""
+        async with self.ctx.pool.acquire() as conn, conn.transaction():
+            fresh = await conn.fetchval(
+                """INSERT INTO host.processed_events (consumer, event_id) VALUES ($1, $2)
+                   ON CONFLICT DO NOTHING RETURNING true""",
+                self.name,
+                event.event_id,
+            )
+            if not fresh:
+                return False
+            await self.sub.handler(self.ctx, conn, event)
+            return True
+
+    async def dead_letter(self, msg: Msg, event_id: str, delivery: int, reason: str) -> None:
+        """Park the event on the dead-letter subject with why, then ack it so the consumer moves on."""
+        one_line = " ".join(reason.split())[:1000]
+        await self.js.publish(
+            dlq_subject(self.ctx.name, self.sub),
+            msg.data,
+            stream=DLQ_STREAM,
+            headers={
+                "Nats-Msg-Id": f"{self.name}:{event_id}",
+                ERROR_HEADER: one_line,
+                "Feedeater-Subject": msg.subject,
+                "Feedeater-Event-Id": event_id,
+                "Feedeater-Deliveries": str(delivery),
+            },
+        )
+        DEAD.labels(self.name).inc()
+        log.error(
+            "%s: event %s dead-lettered after %d deliveries: %s", self.name, event_id, delivery, one_line
+        )
+        await msg.ack()

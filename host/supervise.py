@@ -1,0 +1,133 @@
+"""Supervised long-running units (module services and bus subscriptions): restart with backoff, report state.
+
+A unit that raises or returns is restarted after 1 s, 2 s, 4 s … up to 60 s; a unit that ran for a
+minute before failing starts again from 1 s. Every unit's state, restarts and last error are kept in
+memory for /healthz and written to host.service_state for `feedeater status` (other processes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+import asyncpg
+from prometheus_client import Counter, Gauge
+
+log = logging.getLogger("feedeater.supervise")
+
+RESTARTS = Counter("feedeater_service_restarts_total", "Restarts of supervised units", ["unit"])
+UP = Gauge("feedeater_service_up", "1 while a supervised unit is running", ["unit"])
+
+MIN_DELAY_S = 1.0
+MAX_DELAY_S = 60.0
+STABLE_AFTER_S = 60.0  # a unit that ran this long before failing counts as healthy again
+SAVE_EVERY_S = 5.0
+
+
+@dataclass(slots=True)
+class Unit:
+    module: str
+    name: str
+    kind: Literal["service", "subscription"]
+    state: str = "waiting for bus"  # → running → backoff → running …; stopped at shutdown
+    restarts: int = 0
+    last_error: str | None = None
+    pending: int | None = None  # subscriptions: consumer lag (messages not yet delivered)
+
+    @property
+    def label(self) -> str:
+        return f"{self.module}.{self.name}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def restart_delay(previous: float, ran_s: float) -> float:
+    """The wait before the next start: doubling, capped, reset after a stable run (pure)."""
+    if ran_s >= STABLE_AFTER_S:
+        return MIN_DELAY_S
+    return min(max(previous * 2, MIN_DELAY_S), MAX_DELAY_S)
+
+
+class Supervisor:
+    """Runs units until stop(); one instance per host process."""
+
+    def __init__(self, pool: asyncpg.Pool, host_id: str) -> None:
+        self.pool = pool
+        self.host_id = host_id
+        self.units: list[Unit] = []
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def add(self, unit: Unit) -> Unit:
+        self.units.append(unit)
+        return unit
+
+    def start(self, unit: Unit, run: Callable[[], Awaitable[None]]) -> None:
+        self._tasks.append(asyncio.create_task(self._keep(unit, run), name=f"unit {unit.label}"))
+
+    async def _keep(self, unit: Unit, run: Callable[[], Awaitable[None]]) -> None:
+        delay = 0.0
+        while True:
+            unit.state = "running"
+            UP.labels(unit.label).set(1)
+            await self.save(unit)
+            started = time.monotonic()
+            try:
+                await run()
+                error = "stopped by itself (a service must run until cancelled)"
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                error = f"{type(exc).__name__}: {exc}"
+            delay = restart_delay(delay, time.monotonic() - started)
+            unit.restarts += 1
+            unit.last_error = error
+            unit.state = "backoff"
+            UP.labels(unit.label).set(0)
+            RESTARTS.labels(unit.label).inc()
+            log.warning("%s %s failed: %s; restarting in %.0fs", unit.kind, unit.label, error, delay)
+            await self.save(unit)
+            await asyncio.sleep(delay)
+
+    async def save(self, unit: Unit) -> None:
+        """Record the unit's state for other processes; the database being down must not stop the unit."""
+        with contextlib.suppress(asyncpg.PostgresError, OSError, asyncpg.InterfaceError):
+            await self.pool.execute(
+                """INSERT INTO host.service_state (host_id, module, name, kind, state, restarts, last_error, pending)
+                   VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                   ON CONFLICT (host_id, module, name) DO UPDATE SET kind = EXCLUDED.kind,
+                       state = EXCLUDED.state, restarts = EXCLUDED.restarts, last_error = EXCLUDED.last_error,
+                       pending = EXCLUDED.pending, updated_at = now()""",
+                self.host_id,
+                unit.module,
+                unit.name,
+                unit.kind,
+                unit.state,
+                unit.restarts,
+                unit.last_error,
+                unit.pending,
+            )
+
+    async def keep_saving(self) -> None:
+        """Refresh every unit's row (lag changes, updated_at shows this host is alive)."""
+        while True:
+            for unit in self.units:
+                await self.save(unit)
+            await asyncio.sleep(SAVE_EVERY_S)
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks.clear()
+        for unit in self.units:
+            unit.state = "stopped"
+            UP.labels(unit.label).set(0)
+            await self.save(unit)

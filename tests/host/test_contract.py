@@ -1,0 +1,128 @@
+"""The module contract in-process: ctx.emit checks, subscriptions (exactly once, retries, dead letters,
+lag), supervised services (restart with backoff, state recorded)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+
+import asyncpg
+import pytest
+
+from host.consumers import DLQ_STREAM, ERROR_HEADER, Consumer
+from host.events import Event
+from host.module import Manifest, ModuleContext, ModuleSpec, ReceivedEvent, Service, Subscription
+from host.runtime import Host
+from host.supervise import Supervisor, Unit, restart_delay
+from tests.services import BusReader, until
+
+
+async def test_emit_refuses_events_the_manifest_does_not_declare(host: Host) -> None:
+    ctx = await host.context("rss")
+    async with host.require_pool().acquire() as conn, conn.transaction():
+        with pytest.raises(ValueError, match="rss may not emit feedeater.other.messageCreated"):
+            await ctx.emit(conn, Event(uuid.uuid4(), "feedeater.other.messageCreated", {}))
+        with pytest.raises(ValueError, match="rss may not emit feedeater.rss.secret: its Manifest.events"):
+            await ctx.emit(conn, Event(uuid.uuid4(), "feedeater.rss.secret", {}))
+        ok = Event(uuid.uuid4(), "feedeater.rss.contextUpdated", {"type": "ContextUpdated"})
+        assert await ctx.emit(conn, ok, ok) == 1  # the same event id twice is queued once
+
+
+def demo(host: Host, sub: Subscription) -> None:
+    host.specs["demo"] = ModuleSpec(Manifest("demo", "1", "", subscriptions=(sub,), events=("noted",)))
+
+
+async def publish(host: Host, *bodies: dict[str, object]) -> list[str]:
+    assert host.js is not None
+    ids = []
+    for body in bodies:
+        event_id = str(uuid.uuid4())
+        await host.js.publish(
+            "feedeater.demo.messageCreated", json.dumps(body).encode(), headers={"Nats-Msg-Id": event_id}
+        )
+        ids.append(event_id)
+    return ids
+
+
+async def test_subscription_handles_once_retries_then_dead_letters(host: Host) -> None:
+    calls: dict[str, int] = {}
+
+    async def handler(ctx: ModuleContext, conn: asyncpg.Connection, event: ReceivedEvent) -> None:
+        calls[event.event_id] = calls.get(event.event_id, 0) + 1
+        if event.payload.get("poison"):
+            raise RuntimeError("cannot digest this")
+        await conn.execute("INSERT INTO demo_notes (event_id) VALUES ($1)", event.event_id)
+
+    sub = Subscription("notes", "feedeater.demo.messageCreated", handler, max_deliver=2)
+    demo(host, sub)
+    ctx = await host.context("demo")
+    await host.require_pool().execute("CREATE TABLE demo_notes (event_id text NOT NULL)")
+    good, done_before, poison = await publish(host, {"n": 1}, {"n": 2}, {"poison": True})
+    # `done_before` was processed by a host that died before acking: its id is already recorded.
+    await host.require_pool().execute(
+        "INSERT INTO host.processed_events (consumer, event_id) VALUES ('demo.notes', $1)", done_before
+    )
+    assert host.js is not None
+    unit = Unit("demo", "notes", "subscription")
+    task = asyncio.create_task(Consumer(ctx, sub, host.js, unit).run())
+    try:
+        dead = await BusReader(host.js, stream=DLQ_STREAM).all(
+            "feedeater.dlq.demo.notes", expect=1, timeout=60
+        )
+        assert len(dead) == 1 and dead[0]["poison"] is True
+        assert "RuntimeError: cannot digest this" in dead[0]["_headers"][ERROR_HEADER]
+        assert dead[0]["_headers"]["Feedeater-Event-Id"] == poison
+        assert calls == {
+            good: 1,
+            poison: 2,
+        }  # never called for the recorded one; poison tried max_deliver times
+        written = await host.require_pool().fetch("SELECT event_id FROM demo_notes")
+        assert [r["event_id"] for r in written] == [good]  # the failed deliveries rolled back
+
+        async def lag_reported() -> bool:
+            return unit.pending == 0
+
+        await until(lag_reported, what="lag reported as 0")
+        info = await host.js.consumer_info("feedeater_bus", "demo_notes")
+        assert info.num_pending == 0 and info.num_ack_pending == 0  # everything acked
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+def test_restart_delay_doubles_caps_and_resets_after_a_stable_run() -> None:
+    delays = [0.0]
+    for _ in range(8):
+        delays.append(restart_delay(delays[-1], ran_s=0.1))
+    assert delays[1:] == [1, 2, 4, 8, 16, 32, 60, 60]
+    assert restart_delay(60, ran_s=120) == 1
+
+
+async def test_a_crashing_service_is_restarted_and_its_state_recorded(host: Host) -> None:
+    runs = 0
+    running = asyncio.Event()
+
+    async def flaky(_ctx: ModuleContext) -> None:
+        nonlocal runs
+        runs += 1
+        if runs <= 2:
+            raise ConnectionError(f"gateway refused (attempt {runs})")
+        running.set()
+        await asyncio.Event().wait()
+
+    service = Service("gateway", flaky)
+    ctx = await host.context("rss")
+    supervisor = Supervisor(host.require_pool(), "test-host")
+    unit = supervisor.add(Unit("demo", service.name, "service"))
+    supervisor.start(unit, lambda: service.run(ctx))
+    try:
+        await asyncio.wait_for(running.wait(), 30)
+        assert unit.state == "running" and unit.restarts == 2
+        assert unit.last_error == "ConnectionError: gateway refused (attempt 2)"
+        row = await host.require_pool().fetchrow("SELECT * FROM host.service_state WHERE name = 'gateway'")
+        assert row["state"] == "running" and row["restarts"] == 2 and "attempt 2" in row["last_error"]
+    finally:
+        await supervisor.stop()
+    row = await host.require_pool().fetchrow("SELECT state FROM host.service_state WHERE name = 'gateway'")
+    assert row["state"] == "stopped"

@@ -1,0 +1,160 @@
+"""A non-editable install: the built wheels (feedeater and the example module, a separate distribution)
+in a fresh virtualenv, run without the source tree; migrations ship inside the wheels."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import sysconfig
+from collections.abc import Iterator
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from host.services import free_port
+from tests.services import HostProcess, feedeater_env, health, until
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+SOURCES = ("pyproject.toml", "setup.py", "README.md", "host", "modules", "migrations")
+NOISE = shutil.ignore_patterns("__pycache__", "*.pyc", "build", "*.egg-info")
+
+
+def build(source: Path, out: Path) -> None:
+    res = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A fresh venv holding only the two wheels; dependencies come from the dev venv through a .pth
+    path line (which, unlike the dev venv's own .pth files, runs no editable finder)."""
+    work = tmp_path_factory.mktemp("wheel")
+    src = work / "src"
+    src.mkdir()
+    for name in SOURCES:  # build from a copy: building writes build/ and *.egg-info beside the sources
+        path = ROOT / name
+        (shutil.copytree(path, src / name, ignore=NOISE) if path.is_dir() else shutil.copy2(path, src / name))
+    shutil.copytree(ROOT / "tests" / "example_module", work / "example", ignore=NOISE)
+    wheels = work / "wheels"
+    build(src, wheels)
+    build(work / "example", wheels)
+    env_dir = work / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True, timeout=120)
+    python = env_dir / "bin" / "python"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--ignore-installed",  # never look at (or uninstall) the dev venv's editable feedeater
+            *map(str, sorted(wheels.glob("*.whl"))),
+        ],
+        check=True,
+        timeout=300,
+    )
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    (Path(site) / "dev_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    yield env_dir
+
+
+def _isolated(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k != "PYTHONPATH"}
+
+
+def run(venv: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(venv / "bin" / "feedeater"), *args],
+        env=_isolated(env),
+        cwd=env["FEEDEATER_HOME"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_the_installed_copy_is_imported_not_the_source_tree(venv: Path, tmp_path: Path) -> None:
+    where = subprocess.run(
+        [
+            str(venv / "bin" / "python"),
+            "-c",
+            "import host, feedeater_migrations, feedeater_example; print(host.__file__, feedeater_migrations.__file__)",
+        ],
+        env=_isolated(feedeater_env(tmp_path, "", "")),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert where.returncode == 0, where.stderr
+    assert str(venv) in where.stdout and str(ROOT) not in where.stdout
+
+
+async def test_wheel_install_migrates_and_runs_without_the_source_tree(
+    venv: Path, tmp_path: Path, database_url: str, nats_url: str
+) -> None:
+    env = feedeater_env(tmp_path, database_url, nats_url)
+    res = run(venv, env, "migrate")
+    assert res.returncode == 0, res.stderr
+    conn = await asyncpg.connect(database_url)
+    try:
+        applied = {
+            (r["scope"], r["version"])
+            for r in await conn.fetch("SELECT scope, version FROM public.feedeater_migrations")
+        }
+        shipped = {
+            (scope.name, int(f.name[:4]))
+            for scope in (ROOT / "migrations").iterdir()
+            for f in scope.glob("*.sql")
+        }
+        assert shipped <= applied and ("example", 1) in applied
+        for table in ("host.processed_events", "mod_rss.entries", "mod_example.seen"):
+            assert await conn.fetchval("SELECT to_regclass($1) IS NOT NULL", table), table
+    finally:
+        await conn.close()
+
+    listed = run(venv, env, "modules", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert {m["name"] for m in json.loads(listed.stdout)} == {"host", "rss", "example"}
+
+    port = free_port()
+    proc = HostProcess(
+        tmp_path / "run",
+        database_url,
+        nats_url,
+        "wheel-host",
+        command=[str(venv / "bin" / "feedeater")],
+        isolated=True,
+        FEEDEATER_HTTP_PORT=str(port),
+    )
+    try:
+        got = await until(lambda: _ok(port), timeout=120, what="the installed host is healthy")
+        units = {f"{u['module']}.{u['name']}": u["state"] for u in got["units"]}
+        assert units["rss.search"] == "running" and units["example.entries"] == "running", units
+    finally:
+        proc.stop()
+    assert "Traceback" not in proc.output(), proc.output()[-3000:]
+
+
+async def _ok(port: int) -> dict[str, object] | None:
+    got = await health(port)
+    return got[1] if got is not None and got[0] == 200 else None
