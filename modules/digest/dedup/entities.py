@@ -13,7 +13,7 @@ from collections import Counter
 
 from modules.digest.text import STOP_WORDS
 
-_TOKEN = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ][\w'’.-]*|[.!?:;\"“”()]")
+_TOKEN = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ][\w'’-]*|[.!?:;\"“”()]")
 _JOIN = {"of", "de", "del", "van", "von", "der", "&", "and", "la", "le", "da", "al"}
 _COMMON = STOP_WORDS | {
     "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",

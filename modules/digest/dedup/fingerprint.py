@@ -17,7 +17,8 @@ BANDS = 16
 ROWS = 8
 SHINGLE = 3
 _SEED = 17
-_PERMS = MinHash(num_perm=NUM_PERM, seed=_SEED).permutations  # generated once, shared by every signature
+_TEMPLATE = MinHash(num_perm=NUM_PERM, seed=_SEED)
+_PERMS, _SCHEME = _TEMPLATE.permutations, _TEMPLATE.scheme  # generated once, shared by every signature
 
 
 def _h64(data: bytes) -> int:
@@ -34,7 +35,7 @@ def shingles(text: str) -> set[bytes]:
 
 
 def minhash(text: str) -> tuple[int, ...]:
-    m = MinHash(num_perm=NUM_PERM, seed=_SEED, permutations=_PERMS)
+    m = MinHash(num_perm=NUM_PERM, seed=_SEED, permutations=_PERMS, scheme=_SCHEME)
     sh = shingles(text)
     if sh:
         m.update_batch(list(sh))
