@@ -1,6 +1,6 @@
 """Text features shared by dedup, scoring and clustering (pure): words, stop words, Porter stems.
 
-Stop words are scikit-learn's English list; stems come from snowballstemmer's Porter algorithm, which
+Stop words are scikit-learn's English list (minus words that carry news); stems come from snowballstemmer's Porter algorithm, which
 needs no data download (nltk would need its corpora fetched at run time).
 """
 
@@ -14,7 +14,55 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _STEMMER = snowballstemmer.stemmer("porter")
-STOP_WORDS = frozenset(ENGLISH_STOP_WORDS)
+# sklearn's list also drops words that carry news ("fire", "bill", "interest", "system", numbers): kept.
+NEWS_WORDS = frozenset(
+    [
+        "fire",
+        "bill",
+        "interest",
+        "computer",
+        "system",
+        "call",
+        "move",
+        "show",
+        "part",
+        "full",
+        "find",
+        "found",
+        "amount",
+        "detail",
+        "describe",
+        "mill",
+        "cry",
+        "top",
+        "front",
+        "back",
+        "bottom",
+        "side",
+        "first",
+        "second",
+        "third",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "fifteen",
+        "twenty",
+        "forty",
+        "fifty",
+        "sixty",
+        "hundred",
+    ]
+)
+STOP_WORDS = frozenset(ENGLISH_STOP_WORDS - NEWS_WORDS)
 
 
 def words(text: str) -> list[str]:
