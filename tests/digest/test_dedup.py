@@ -92,6 +92,7 @@ def feat(**kw: object) -> Features:
         entities=frozenset({"maria santos", "central bank", "january"}),
         word_count=len(BODY.split()),
         published_at=T0,
+        source="rss:1",
     )
     return replace(base, **kw)  # type: ignore[arg-type]
 
@@ -138,17 +139,21 @@ def test_title_outside_72h_is_not_compared() -> None:
 
 def test_layer4_fingerprint_catches_a_retitled_copy() -> None:
     stored = Candidate(1, 1, feat())
-    new = feat(canonical_url=None, content_hash="h2", title_tokens=titles.tokens("Rates up again, bank says"))
+    new = feat(canonical_url=None, content_hash="h2", title_tokens=titles.tokens("Rates up again, bank says"),
+               source="rss:2")  # fmt: skip
     d = decide(new, None, [stored])
     assert (d.disposition, d.layer) == ("near_duplicate", "fingerprint")
+    # One feed's entries share its template: fingerprints alone never match within a source.
+    assert decide(replace(new, source="rss:1"), None, [stored]).disposition == "unique"
 
 
 def test_layer5_entity_overlap_within_24h_is_same_event() -> None:
     other = "Different coverage: the governor Maria Santos of the Central Bank spoke in January about wages and prices."
     stored = Candidate(1, 1, feat())
     new = feat(canonical_url=None, content_hash="h4", title_tokens=titles.tokens("What Santos said"),
-               minhash=fingerprint.minhash(other * 3), simhash=fingerprint.simhash(other * 3))  # fmt: skip
+               minhash=fingerprint.minhash(other * 3), simhash=fingerprint.simhash(other * 3), source="rss:2")  # fmt: skip
     d = decide(new, None, [stored])
     assert (d.disposition, d.layer, d.score) == ("same_event", "entities", 1.0)
+    assert decide(replace(new, source="rss:1"), None, [stored]).disposition == "unique"
     late = Candidate(1, 1, feat(published_at=T0 - timedelta(hours=30)))
     assert decide(new, None, [late]).disposition == "unique"

@@ -19,7 +19,8 @@ _COMMON = STOP_WORDS | {
     "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
     "january", "february", "march", "april", "may", "june", "july", "august", "september",
     "october", "november", "december", "mr", "mrs", "ms", "dr", "says", "said", "new", "today",
-    "breaking", "update", "read", "more", "photo", "video", "image", "getty", "images",
+    "breaking", "update", "read", "more", "photo", "video", "image", "getty", "images", "i", "i'm",
+    "i've", "i'll", "i'd", "it's", "there", "we've", "we're", "you're", "don't", "here", "yes", "no", "ok",
 }  # fmt: skip
 _END = {".", "!", "?", ":", ";", '"', "“", "”", "("}
 

@@ -19,7 +19,17 @@ def features(a: Article) -> Features:
         content_hash=a.content_hash,
         minhash=fingerprint.minhash(body),
         simhash=fingerprint.simhash(body),
-        entities=frozenset(entities.extract(f"{a.title}.\n{first_words(a.body, ENTITY_WORDS)}")),
+        entities=frozenset(entities.extract(entity_text(a.title, a.body))),
         word_count=a.word_count,
         published_at=a.published_at,
+        source=f"{a.source_module}:{a.stream}",
     )
+
+
+def entity_text(title: str, body: str) -> str:
+    """The lead of the body, with the title only when it is in sentence case: in a Title Case headline
+    every word looks like a name."""
+    long_words = [w for w in title.split() if len(w) > 3]
+    title_case = long_words and sum(w[:1].isupper() for w in long_words) / len(long_words) >= 0.6
+    lead = first_words(body, ENTITY_WORDS)
+    return lead if title_case else f"{title}.\n{lead}"

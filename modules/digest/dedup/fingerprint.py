@@ -15,7 +15,7 @@ from modules.digest.text import content_words, stem
 NUM_PERM = 128
 BANDS = 16
 ROWS = 8
-SHINGLE = 3
+SHINGLE = 2
 _SEED = 17
 _TEMPLATE = MinHash(num_perm=NUM_PERM, seed=_SEED)
 _PERMS, _SCHEME = _TEMPLATE.permutations, _TEMPLATE.scheme  # generated once, shared by every signature

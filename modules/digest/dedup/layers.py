@@ -6,8 +6,11 @@ Layers, cheapest first (seed 002 step 3):
 3. title Jaccard (≥ 0.85 for ≥ 5 words, ≥ 0.95 shorter) within 72 h → a candidate that layer 4 confirms
    (MinHash Jaccard ≥ 0.7 or SimHash Hamming ≤ 3); when either body is too short to fingerprint, the title
    alone confirms;
-4. MinHash LSH candidates (any title) confirmed by Jaccard ≥ 0.7 → `near_duplicate`;
-5. entity overlap ≥ 80 % (at least `min_entities` each) within 24 h → `same_event`;
+4. MinHash LSH candidates (any title) from another source confirmed by Jaccard ≥ 0.7 → `near_duplicate`;
+5. entity overlap ≥ 80 % (at least `min_entities` each) within 24 h, from another source → `same_event`.
+
+Layers 4-alone and 5 skip pairs from one source: a feed's own template (show notes, a weekly calendar,
+a book series) makes its different entries look alike; a feed re-posting a story keeps its title (layer 3).
 otherwise `unique`.
 """
 
@@ -32,6 +35,7 @@ class Features:
     entities: frozenset[str]
     word_count: int
     published_at: datetime
+    source: str  # module:stream — layers 4 (alone) and 5 only match across sources
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +111,7 @@ def decide(
                 found = Decision("near_duplicate", "title+fingerprint", j, c)
             else:
                 continue
-        elif both_long and _within(new, f, t.fingerprint_window):
+        elif both_long and new.source != f.source and _within(new, f, t.fingerprint_window):
             j = fingerprint.estimated_jaccard(new.minhash, f.minhash)
             if j < t.minhash:
                 continue
@@ -120,7 +124,11 @@ def decide(
         return best
     for c in candidates:  # layer 5
         f = c.features
-        if min(len(new.entities), len(f.entities)) < t.min_entities or not _within(new, f, t.entity_window):
+        if (
+            new.source == f.source
+            or min(len(new.entities), len(f.entities)) < t.min_entities
+            or not _within(new, f, t.entity_window)
+        ):
             continue
         o = entities.overlap(new.entities, f.entities)
         if o >= t.entity_overlap and (best is None or o > (best.score or 0)):

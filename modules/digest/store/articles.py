@@ -14,7 +14,7 @@ from modules.digest.model import Article
 
 CANDIDATE_LIMIT = 400
 _SELECT = """SELECT id, cluster_id, title_tokens, canonical_url, content_hash, minhash, simhash, entities,
-                    word_count, published_at FROM mod_digest.articles"""
+                    word_count, published_at, source_module || ':' || stream AS source FROM mod_digest.articles"""
 
 
 def _features(row: asyncpg.Record) -> Features:
@@ -27,6 +27,7 @@ def _features(row: asyncpg.Record) -> Features:
         entities=frozenset(row["entities"]),
         word_count=row["word_count"],
         published_at=row["published_at"],
+        source=row["source"],
     )
 
 
@@ -46,7 +47,7 @@ async def by_message(conn: asyncpg.Connection, message_id: uuid.UUID) -> tuple[i
 async def candidates(conn: asyncpg.Connection, f: Features, t: Thresholds) -> list[Candidate]:
     """Stored articles any layer could match, found through indexes and filtered in SQL before transfer."""
     title_min = max(1, int(len(f.title_tokens) * t.title_long))
-    entity_min = max(t.min_entities, int(len(f.entities) * t.entity_overlap))
+    entity_min = t.min_entities  # the overlap itself (share of the smaller set) is checked in Python
     rows = await conn.fetch(
         f"""{_SELECT}
            WHERE disposition <> 'exact_duplicate' AND (
