@@ -127,12 +127,12 @@ def build(
     out = []
     for members in groups.values():
         rows = v.matrix[members]
-        centroid = np.asarray(rows.mean(axis=0)).ravel()
+        cols = np.unique(rows.indices)  # only the terms these articles use: singletons stay cheap
+        dense = rows[:, cols].toarray()
+        centroid = dense.mean(axis=0)
         order = np.argsort(-centroid)[:top_terms]
-        terms = tuple(v.term(str(names[j])) for j in order if centroid[j] > 0)
-        sims = rows @ centroid
-        norm = float(np.linalg.norm(centroid)) or 1.0
-        sims = np.asarray(sims).ravel() / norm
+        terms = tuple(v.term(str(names[cols[j]])) for j in order if centroid[j] > 0)
+        sims = dense @ centroid / (float(np.linalg.norm(centroid)) or 1.0)
         lead = max(
             range(len(members)),
             key=lambda m: (round(float(sims[m]), 6), importance[members[m]], -tiers[members[m]]),

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
 from datasketch import MinHash
 
-from modules.digest.text import content_words, stem
+from modules.digest.text import content_words
 
 NUM_PERM = 128
 BANDS = 16
@@ -27,8 +28,9 @@ def _h64(data: bytes) -> int:
 
 
 def shingles(text: str) -> set[bytes]:
-    """Word 3-grams of the stemmed content words (single words when the text is shorter)."""
-    ws = [stem(w) for w in content_words(text)]
+    """Word 2-grams of the content words (single words when the text is shorter). Not stemmed: the
+    stemmer would cost more than everything else here, and copies keep their word forms."""
+    ws = content_words(text)
     if len(ws) < SHINGLE:
         return {w.encode() for w in ws}
     return {" ".join(ws[i : i + SHINGLE]).encode() for i in range(len(ws) - SHINGLE + 1)}
@@ -55,12 +57,8 @@ def estimated_jaccard(a: Sequence[int], b: Sequence[int]) -> float:
 
 
 def simhash(text: str) -> int:
-    """64-bit SimHash over stemmed content words (signed, to fit a bigint)."""
-    weights = np.zeros(64, dtype=np.int64)
-    counts: dict[str, int] = {}
-    for w in content_words(text):
-        s = stem(w)
-        counts[s] = counts.get(s, 0) + 1
+    """64-bit SimHash over content words weighted by count (signed, to fit a bigint)."""
+    counts = Counter(content_words(text))
     if not counts:
         return 0
     bits = np.unpackbits(

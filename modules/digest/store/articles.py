@@ -44,12 +44,9 @@ async def by_message(conn: asyncpg.Connection, message_id: uuid.UUID) -> tuple[i
     return None if row is None else (row["id"], _features(row))
 
 
-async def candidates(conn: asyncpg.Connection, f: Features, t: Thresholds) -> list[Candidate]:
-    """Stored articles any layer could match, found through indexes and filtered in SQL before transfer."""
-    title_min = max(1, int(len(f.title_tokens) * t.title_long))
-    entity_min = t.min_entities  # the overlap itself (share of the smaller set) is checked in Python
-    rows = await conn.fetch(
-        f"""{_SELECT}
+def candidate_query(f: Features, t: Thresholds) -> tuple[str, list[Any]]:
+    """The candidate lookup (SQL and parameters), separate so benchmarks can EXPLAIN it."""
+    sql = f"""{_SELECT}
            WHERE disposition <> 'exact_duplicate' AND (
                  ($1::text IS NOT NULL AND canonical_url = $1)
               OR (bands && $2::bigint[] AND published_at BETWEEN $3::timestamptz - $4::interval AND $3 + $4)
@@ -59,19 +56,27 @@ async def candidates(conn: asyncpg.Connection, f: Features, t: Thresholds) -> li
                   AND published_at BETWEEN $3 - $10::interval AND $3 + $10
                   AND cardinality(ARRAY(SELECT unnest(entities) INTERSECT SELECT unnest($8::text[]))) >= $9))
            ORDER BY published_at DESC
-           LIMIT $11""",
+           LIMIT $11"""
+    params = [
         f.canonical_url,
         fingerprint.bands(f.minhash),
         f.published_at,
         t.fingerprint_window,
         sorted(f.title_tokens),
         t.title_window,
-        title_min,
+        max(1, int(len(f.title_tokens) * t.title_long)),
         sorted(f.entities),
-        entity_min,
+        t.min_entities,  # the overlap itself (share of the smaller set) is checked in Python
         t.entity_window,
         CANDIDATE_LIMIT,
-    )
+    ]
+    return sql, params
+
+
+async def candidates(conn: asyncpg.Connection, f: Features, t: Thresholds) -> list[Candidate]:
+    """Stored articles any layer could match, found through indexes and filtered in SQL before transfer."""
+    sql, params = candidate_query(f, t)
+    rows = await conn.fetch(sql, *params)
     return [Candidate(r["id"], r["cluster_id"], _features(r)) for r in rows]
 
 
