@@ -29,7 +29,6 @@ import sys
 import tempfile
 import time
 import tracemalloc
-import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -93,7 +92,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     rng = random.Random(11)
     pool = sentence_pool()
     home = Path(tempfile.mkdtemp(prefix="digest-cost-"))
-    config = HostConfig(home=home, database_url=None, nats_url=None, http_host="127.0.0.1", http_port=0, host_id="bench")
+    config = HostConfig(
+        home=home, database_url=None, nats_url=None, http_host="127.0.0.1", http_port=0, host_id="bench"
+    )
     host = Host(config, env={})
     await host.open(with_bus=False)
     result: dict[str, Any] = {"articles": args.articles, "window": args.window, "cpus": os.cpu_count(),
@@ -112,12 +113,16 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             batch.append(row(i, a))
             if len(batch) == 5000:
                 async with db.acquire() as conn:
-                    await conn.copy_records_to_table("articles", schema_name="mod_digest", records=batch, columns=COLUMNS)
+                    await conn.copy_records_to_table(
+                        "articles", schema_name="mod_digest", records=batch, columns=COLUMNS
+                    )
                 batch = []
                 print(f"  loaded {i}", flush=True)
         if batch:
             async with db.acquire() as conn:
-                await conn.copy_records_to_table("articles", schema_name="mod_digest", records=batch, columns=COLUMNS)
+                await conn.copy_records_to_table(
+                    "articles", schema_name="mod_digest", records=batch, columns=COLUMNS
+                )
         async with db.acquire() as conn:
             await conn.execute(f"SELECT setval('mod_digest.articles_id_seq', {args.articles})")
             await conn.execute("ANALYZE mod_digest.articles")
@@ -134,7 +139,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             if k % 2:
                 base = rng.choice(stored)
                 when = base.published_at + timedelta(hours=rng.uniform(0.5, 20))
-                a = _article(f"copy-{k % 50}", base.title, f"https://copy-{k}.example/x", _edit(base.body, rng, 0.02), when, 10**7 + k)
+                a = _article(
+                    f"copy-{k % 50}",
+                    base.title,
+                    f"https://copy-{k}.example/x",
+                    _edit(base.body, rng, 0.02),
+                    when,
+                    10**7 + k,
+                )
             else:
                 a = synthetic(rng, pool, 10**7 + k, NOW - timedelta(hours=rng.uniform(0, 20)))
             t = time.perf_counter()

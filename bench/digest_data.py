@@ -144,7 +144,11 @@ def build(copies: int = 600, seed: int = 7) -> list[Item]:
         by_link.setdefault(key, story)
         by_text.setdefault(same_text, story)
         when = T0 + timedelta(minutes=n * 37 % (10 * 24 * 60))
-        items.append(Item(_article(feed, title, link, text, when, n), story, "natural" if natural else "original", feed))
+        items.append(
+            Item(
+                _article(feed, title, link, text, when, n), story, "natural" if natural else "original", feed
+            )
+        )
     originals = [i for i in items if i.kind == "original"]
     derived = [
         derive(rng.choice(originals), KINDS[k % len(KINDS)], rng, 1_000_000 + k) for k in range(copies)

@@ -55,7 +55,12 @@ def entity_scores() -> dict[str, float]:
         got, gold = set(entities.extract(case["text"])), {g.lower() for g in case["entities"]}
         tp, fp, fn = tp + len(got & gold), fp + len(got - gold), fn + len(gold - got)
     p, r = tp / (tp + fp), tp / (tp + fn)
-    return {"sentences": len(sample), "precision": round(p, 3), "recall": round(r, 3), "f1": round(2 * p * r / (p + r), 3)}
+    return {
+        "sentences": len(sample),
+        "precision": round(p, 3),
+        "recall": round(r, 3),
+        "f1": round(2 * p * r / (p + r), 3),
+    }
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -63,7 +68,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     items = digest_data.build(copies=args.copies, seed=args.seed)
     print(f"{len(items)} items built in {time.perf_counter() - t:.1f}s", flush=True)
     home = Path(tempfile.mkdtemp(prefix="digest-eval-"))
-    config = HostConfig(home=home, database_url=None, nats_url=None, http_host="127.0.0.1", http_port=0, host_id="bench")
+    config = HostConfig(
+        home=home, database_url=None, nats_url=None, http_host="127.0.0.1", http_port=0, host_id="bench"
+    )
     host = Host(config, env={})
     await host.open(with_bus=False)
     try:
@@ -78,7 +85,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         for item in items:
             async with pool.acquire() as conn, conn.transaction():
                 d = await ingest(conn, item.article)
-                row_id = await conn.fetchval("SELECT id FROM mod_digest.articles WHERE message_id = $1", item.article.message_id)
+                row_id = await conn.fetchval(
+                    "SELECT id FROM mod_digest.articles WHERE message_id = $1", item.article.message_id
+                )
             story_of[row_id] = item.story
             has_earlier = item.story in seen_stories
             seen_stories.add(item.story)
@@ -117,8 +126,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "by_layer": by_layer,
         "recall_by_kind": {k: round(found[k] / should[k], 4) for k in should if should[k]},
         "dedup_cluster_purity": round(purity(clusters), 4),
-        "topic_clusters": {"purity": round(purity(topic_groups), 4), "multi_item_topics": len(multi),
-                           "purity_of_multi_item_topics": round(purity(multi), 4)},
+        "topic_clusters": {
+            "purity": round(purity(topic_groups), 4),
+            "multi_item_topics": len(multi),
+            "purity_of_multi_item_topics": round(purity(multi), 4),
+        },
         "entities": entity_scores(),
         "ingest_ms_per_item": round(1000 * ingest_s / len(items), 2),
     }

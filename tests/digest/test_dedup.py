@@ -157,3 +157,13 @@ def test_layer5_entity_overlap_within_24h_is_same_event() -> None:
     assert decide(replace(new, source="rss:1"), None, [stored]).disposition == "unique"
     late = Candidate(1, 1, feat(published_at=T0 - timedelta(hours=30)))
     assert decide(new, None, [late]).disposition == "unique"
+
+
+def test_title_probe_is_a_prefix_filter_that_cannot_miss_a_match() -> None:
+    from modules.digest.store.articles import title_probe
+
+    a = titles.tokens("Central bank raises interest rates again amid persistent inflation")
+    probe = title_probe(a, 0.85)
+    assert len(probe) == len(a) - 7 + 1  # n = 8 words, a match shares at least ⌈0.85·8⌉ = 7
+    for dropped in a:  # every title within Jaccard 0.85 keeps 7 of the 8 words: it still hits the probe
+        assert set(probe) & (a - {dropped})

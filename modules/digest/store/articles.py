@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import uuid
 from datetime import datetime
 from typing import Any
@@ -50,7 +51,7 @@ def candidate_query(f: Features, t: Thresholds) -> tuple[str, list[Any]]:
            WHERE disposition <> 'exact_duplicate' AND (
                  ($1::text IS NOT NULL AND canonical_url = $1)
               OR (bands && $2::bigint[] AND published_at BETWEEN $3::timestamptz - $4::interval AND $3 + $4)
-              OR (title_tokens && $5::text[] AND published_at BETWEEN $3 - $6::interval AND $3 + $6
+              OR (title_tokens && $12::text[] AND published_at BETWEEN $3 - $6::interval AND $3 + $6
                   AND cardinality(ARRAY(SELECT unnest(title_tokens) INTERSECT SELECT unnest($5::text[]))) >= $7)
               OR (cardinality($8::text[]) >= $9 AND entities && $8::text[]
                   AND published_at BETWEEN $3 - $10::interval AND $3 + $10
@@ -69,8 +70,18 @@ def candidate_query(f: Features, t: Thresholds) -> tuple[str, list[Any]]:
         t.min_entities,  # the overlap itself (share of the smaller set) is checked in Python
         t.entity_window,
         CANDIDATE_LIMIT,
+        title_probe(f.title_tokens, t.title_long),
     ]
     return sql, params
+
+
+def title_probe(tokens: frozenset[str], threshold: float) -> list[str]:
+    """Prefix filter: a title with Jaccard ≥ `threshold` shares at least ⌈threshold·n⌉ of our n words, so
+    it contains one of any n − ⌈threshold·n⌉ + 1 of them. We probe the index with that many of our
+    longest words (long words are rare), instead of all of them (common words match thousands of rows)."""
+    n = len(tokens)
+    keep = n - math.ceil(threshold * n) + 1
+    return sorted(tokens, key=lambda w: (-len(w), w))[:keep]
 
 
 async def candidates(conn: asyncpg.Connection, f: Features, t: Thresholds) -> list[Candidate]:
