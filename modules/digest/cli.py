@@ -48,6 +48,22 @@ def parse_import(text: str) -> list[tuple[str, int]]:
     return out
 
 
+def tiers_from_folders(feeds: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    """OPML categories as tiers: a feed in a folder whose last part is T1–T5 (`News/T2`) gives its site's
+    domain that tier; other folders are ignored."""
+    out = []
+    for f in feeds:
+        last = str(f["folder"]).rstrip("/").rsplit("/", 1)[-1]
+        try:
+            t = parse_tier(last) if last[:1] in "Tt" else None
+        except ValueError:
+            t = None
+        d = domain(f["site_url"] or f["url"])
+        if t is not None and d:
+            out.append((d, t))
+    return out
+
+
 def _topics(text: str | None) -> int | None:
     if text is None:
         return None
@@ -125,10 +141,18 @@ async def _sources(conn: Any, args: argparse.Namespace, emit: Any, table: Any) -
         if not path.is_file():
             raise UserError(f"no such file: {path}", "give a file of `domain tier` lines")
         pairs = parse_import(path.read_text(encoding="utf-8"))
-        async with conn.transaction():
-            for d, t in pairs:
-                await sources.set_tier(conn, d, t)
+        await _save(conn, pairs)
         emit(args, {"imported": len(pairs)}, lambda x: f"imported {x['imported']} sources")
+    elif action == "from-folders":
+        pairs = tiers_from_folders(await sources.feed_folders(conn))
+        await _save(conn, pairs)
+        emit(args, {"imported": len(pairs)}, lambda x: f"{x['imported']} sources tiered from rss folders")
+
+
+async def _save(conn: Any, pairs: list[tuple[str, int]]) -> None:
+    async with conn.transaction():
+        for d, t in pairs:
+            await sources.set_tier(conn, d, t)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -162,3 +186,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     im = sa.add_parser("import", help="a file of `domain tier` lines")
     im.add_argument("file")
     im.add_argument("--json", action="store_true")
+    ff = sa.add_parser(
+        "from-folders", help="tiers from rss folders (OPML categories) named T1–T5, e.g. News/T2"
+    )
+    ff.add_argument("--json", action="store_true")

@@ -59,3 +59,15 @@ def test_sources_build_list_show(tmp_path: Path, database_url: str, nats_url: st
     assert len(listed) == 1 and listed[0]["type"] == "evening"
     shown = feedeater(env, "digest", "show", str(listed[0]["id"])[:8])
     assert shown.stdout.startswith("# Evening Recap") and "0 articles" in shown.stdout
+
+
+def test_tiers_from_rss_folders_named_t1_to_t5() -> None:
+    from modules.digest.cli import tiers_from_folders
+
+    feeds = [
+        {"folder": "News/T1", "url": "https://feeds.reuters.com/x", "site_url": "https://www.reuters.com/"},
+        {"folder": "t4", "url": "https://blog.example/feed", "site_url": None},
+        {"folder": "Tech", "url": "https://tech.example/feed", "site_url": None},
+        {"folder": "News/T9", "url": "https://odd.example/feed", "site_url": None},
+    ]
+    assert tiers_from_folders(feeds) == [("reuters.com", 1), ("blog.example", 4)]

@@ -44,3 +44,11 @@ async def feed_health(conn: asyncpg.Connection) -> dict[int, dict[str, Any]]:
         "FROM mod_rss.feed_health"
     )
     return {r["feed_id"]: dict(r) for r in rows}
+
+
+async def feed_folders(conn: asyncpg.Connection) -> list[dict[str, Any]]:
+    """(folder, url, site_url) of every rss feed with a folder, from the public view."""
+    if not await _has_feed_health(conn):
+        return []
+    rows = await conn.fetch("SELECT folder, url, site_url FROM mod_rss.feed_health WHERE folder IS NOT NULL")
+    return [dict(r) for r in rows]
