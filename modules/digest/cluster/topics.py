@@ -6,7 +6,6 @@ with the window itself as the IDF corpus. Labels show the most common surface wo
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -28,22 +27,24 @@ WARD_DIMENSIONS = 100  # Ward needs dense vectors: reduce the sparse TF-IDF with
 class Vectors:
     matrix: csr_matrix
     vectorizer: TfidfVectorizer
-    surface: dict[str, Counter[str]] = field(default_factory=dict)  # stem → the words it came from
+    surface: dict[str, str] = field(default_factory=dict)  # stem → the first word it came from
 
     def term(self, stem_: str) -> str:
-        words = self.surface.get(stem_)
-        return words.most_common(1)[0][0] if words else stem_
+        return self.surface.get(stem_, stem_)
 
 
 def vectorize(documents: Sequence[str]) -> Vectors:
     """TF-IDF over `documents`: the digest window is the IDF corpus."""
-    surface: dict[str, Counter[str]] = {}
+    surface: dict[str, str] = {}
+    stems: dict[str, str] = {}  # word → stem, for this window (cheaper than a global LRU per token)
 
     def analyze(text: str) -> list[str]:
         out = []
         for w in content_words(text):
-            s = stem(w)
-            surface.setdefault(s, Counter())[w] += 1
+            s = stems.get(w)
+            if s is None:
+                s = stems[w] = stem(w)
+                surface.setdefault(s, w)
             out.append(s)
         return out
 
@@ -125,17 +126,23 @@ def build(
         groups.setdefault(label, []).append(i)
     names = v.vectorizer.get_feature_names_out() if v.matrix.shape[1] else np.array([])
     out = []
+    m = v.matrix.tocsr()
     for members in groups.values():
-        rows = v.matrix[members]
-        cols = np.unique(rows.indices)  # only the terms these articles use: singletons stay cheap
-        dense = rows[:, cols].toarray()
-        centroid = dense.mean(axis=0)
+        if len(members) == 1:  # most topics: read the row's own entries (slicing a sparse matrix is slow)
+            start, stop = m.indptr[members[0]], m.indptr[members[0] + 1]
+            cols, centroid = m.indices[start:stop], m.data[start:stop]
+            sims = np.ones(1)
+        else:
+            rows = m[members]
+            cols = np.unique(rows.indices)  # only the terms these articles use
+            dense = rows[:, cols].toarray()
+            centroid = dense.mean(axis=0)
+            sims = dense @ centroid / (float(np.linalg.norm(centroid)) or 1.0)
         order = np.argsort(-centroid)[:top_terms]
         terms = tuple(v.term(str(names[cols[j]])) for j in order if centroid[j] > 0)
-        sims = dense @ centroid / (float(np.linalg.norm(centroid)) or 1.0)
         lead = max(
             range(len(members)),
-            key=lambda m: (round(float(sims[m]), 6), importance[members[m]], -tiers[members[m]]),
+            key=lambda k: (round(float(sims[k]), 6), importance[members[k]], -tiers[members[k]]),
         )
         entity = most_frequent([list(entities[i]) for i in members])
         out.append(Topic(tuple(members), members[lead], terms, entity))
