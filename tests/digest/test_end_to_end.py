@@ -3,7 +3,6 @@ stored and published on the bus. Real PostgreSQL, NATS JetStream and HTTP feed s
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -16,7 +15,7 @@ from host import outbox
 from host.consumers import DLQ_STREAM, ERROR_HEADER, Consumer
 from host.module import ModuleContext
 from host.runtime import Host
-from host.supervise import Unit
+from host.supervise import Supervisor, Unit
 from modules.digest import MANIFEST
 from modules.digest.deliver import job
 from modules.digest.settings import TYPES
@@ -56,17 +55,16 @@ def feed(title: str, items: Sequence[Item]) -> bytes:
 
 @pytest.fixture
 async def consumers(host: Host) -> AsyncIterator[ModuleContext]:
-    """The digest module's declared subscriptions, consuming as `feedeater run` would."""
+    """The digest module's declared subscriptions, supervised (restarted after a NATS timeout) as
+    `feedeater run` runs them."""
     ctx = await host.context("digest")
     assert host.js is not None
-    tasks = [
-        asyncio.create_task(Consumer(ctx, sub, host.js, Unit("digest", sub.name, "subscription")).run())
-        for sub in MANIFEST.subscriptions
-    ]
+    supervisor = Supervisor(host.require_pool(), "test-host")
+    for sub in MANIFEST.subscriptions:
+        unit = supervisor.add(Unit("digest", sub.name, "subscription"))
+        supervisor.start(unit, Consumer(ctx, sub, host.js, unit).run)
     yield ctx
-    for t in tasks:
-        t.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    await supervisor.stop()
 
 
 async def subscribe_and_poll(host: Host, *urls: str) -> None:
