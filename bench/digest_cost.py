@@ -19,14 +19,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import random
 import re
 import resource
 import statistics
 import sys
-import tempfile
 import time
 import tracemalloc
 from datetime import UTC, datetime, timedelta
@@ -37,9 +35,8 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from bench import digest_data  # noqa: E402
 from bench.digest_data import _article, _edit, real_entries  # noqa: E402
-from host.config import HostConfig  # noqa: E402
-from host.runtime import Host  # noqa: E402
 from modules.digest.assemble import build as assemble  # noqa: E402
 from modules.digest.assemble import render  # noqa: E402
 from modules.digest.dedup import fingerprint, layers  # noqa: E402
@@ -49,7 +46,6 @@ from modules.digest.model import Article  # noqa: E402
 from modules.digest.settings import TYPES  # noqa: E402
 from modules.digest.store import articles as store  # noqa: E402
 
-RESULTS = REPO / "bench" / "results"
 NOW = datetime(2026, 11, 26, 7, 0, tzinfo=UTC)
 COLUMNS = (
     "id", "message_id", "source_module", "stream", "source_name", "domain", "title", "url", "canonical_url",
@@ -91,12 +87,7 @@ def pct(values: list[float], q: float) -> float:
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     rng = random.Random(11)
     pool = sentence_pool()
-    home = Path(tempfile.mkdtemp(prefix="digest-cost-"))
-    config = HostConfig(
-        home=home, database_url=None, nats_url=None, http_host="127.0.0.1", http_port=0, host_id="bench"
-    )
-    host = Host(config, env={})
-    await host.open(with_bus=False)
+    host = await digest_data.bench_host("digest-cost-")
     result: dict[str, Any] = {"articles": args.articles, "window": args.window, "cpus": os.cpu_count(),
                               "load_avg_start": os.getloadavg()[0]}  # fmt: skip
     try:
@@ -205,9 +196,7 @@ def main() -> None:
     parser.add_argument("--incoming", type=int, default=1000)
     parser.add_argument("--explain", action="store_true", help="print the candidate query's plan")
     result = asyncio.run(run(parser.parse_args()))
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "digest_cost.json").write_text(json.dumps(result, indent=2))
-    print(json.dumps(result, indent=2))
+    digest_data.report("digest_cost", result)
 
 
 if __name__ == "__main__":

@@ -9,9 +9,11 @@ negatives: different entries of one feed on one topic whose titles share words.
 from __future__ import annotations
 
 import itertools
+import json
 import random
 import re
 import sys
+import tempfile
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -21,6 +23,8 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from host.config import HostConfig  # noqa: E402
+from host.runtime import Host  # noqa: E402
 from modules.digest.dedup import titles, urls  # noqa: E402
 from modules.digest.model import Article  # noqa: E402
 from modules.rss.parse import FeedParseError, parse_feed  # noqa: E402
@@ -170,3 +174,27 @@ def hard_negative_pairs(items: list[Item]) -> int:
                 if a and b and len(a & b) / min(len(a), len(b)) >= 0.5:
                     count += 1
     return count
+
+
+async def bench_host(prefix: str) -> Host:
+    """A host on embedded PostgreSQL in a temporary FEEDEATER_HOME, migrated (close with
+    `stop_started_services=True`)."""
+    config = HostConfig(
+        home=Path(tempfile.mkdtemp(prefix=prefix)),
+        database_url=None,
+        nats_url=None,
+        http_host="127.0.0.1",
+        http_port=0,
+        host_id="bench",
+    )
+    host = Host(config, env={})
+    await host.open(with_bus=False)
+    return host
+
+
+def report(name: str, result: dict[str, object]) -> None:
+    """Print the result and keep it as bench/results/<name>.json."""
+    results = REPO / "bench" / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    (results / f"{name}.json").write_text(json.dumps(result, indent=2))
+    print(json.dumps(result, indent=2))

@@ -20,7 +20,6 @@ import argparse
 import asyncio
 import json
 import sys
-import tempfile
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -31,14 +30,11 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench import digest_data  # noqa: E402
-from host.config import HostConfig  # noqa: E402
-from host.runtime import Host  # noqa: E402
 from modules.digest.cluster import topics  # noqa: E402
 from modules.digest.dedup import entities  # noqa: E402
 from modules.digest.intake.handler import ingest  # noqa: E402
 from modules.digest.text import cluster_document  # noqa: E402
 
-RESULTS = REPO / "bench" / "results"
 ENTITY_SAMPLE = REPO / "bench" / "digest_entities.json"
 
 
@@ -67,12 +63,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     t = time.perf_counter()
     items = digest_data.build(copies=args.copies, seed=args.seed)
     print(f"{len(items)} items built in {time.perf_counter() - t:.1f}s", flush=True)
-    home = Path(tempfile.mkdtemp(prefix="digest-eval-"))
-    config = HostConfig(
-        home=home, database_url=None, nats_url=None, http_host="127.0.0.1", http_port=0, host_id="bench"
-    )
-    host = Host(config, env={})
-    await host.open(with_bus=False)
+    host = await digest_data.bench_host("digest-eval-")
     try:
         pool = host.require_pool()
         story_of: dict[int, int] = {}
@@ -141,9 +132,7 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=600)
     parser.add_argument("--seed", type=int, default=7)
     result = asyncio.run(run(parser.parse_args()))
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "digest_eval.json").write_text(json.dumps(result, indent=2))
-    print(json.dumps(result, indent=2))
+    digest_data.report("digest_eval", result)
 
 
 if __name__ == "__main__":

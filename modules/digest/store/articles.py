@@ -91,6 +91,17 @@ async def candidates(conn: asyncpg.Connection, f: Features, t: Thresholds) -> li
     return [Candidate(r["id"], r["cluster_id"], _features(r)) for r in rows]
 
 
+def _fingerprints(f: Features) -> list[Any]:
+    """Column values of title_tokens, bands, minhash, simhash, entities (in that order)."""
+    return [
+        sorted(f.title_tokens),
+        fingerprint.bands(f.minhash),
+        list(f.minhash),
+        f.simhash,
+        sorted(f.entities),
+    ]
+
+
 async def insert(conn: asyncpg.Connection, a: Article, f: Features, d: Decision) -> int:
     """Store a new article with its disposition; its cluster is the matched article's, else itself."""
     new_id: int = await conn.fetchval("SELECT nextval('mod_digest.articles_id_seq')")
@@ -119,11 +130,7 @@ async def insert(conn: asyncpg.Connection, a: Article, f: Features, d: Decision)
         a.partial_content,
         a.content_hash,
         list(a.depth_signals),
-        sorted(f.title_tokens),
-        fingerprint.bands(f.minhash),
-        list(f.minhash),
-        f.simhash,
-        sorted(f.entities),
+        *_fingerprints(f),
         d.disposition,
         d.layer,
         d.score,
@@ -152,11 +159,7 @@ async def revise(conn: asyncpg.Connection, article_id: int, a: Article, f: Featu
         a.partial_content,
         a.content_hash,
         list(a.depth_signals),
-        sorted(f.title_tokens),
-        fingerprint.bands(f.minhash),
-        list(f.minhash),
-        f.simhash,
-        sorted(f.entities),
+        *_fingerprints(f),
         a.revision,
     )
 
