@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -141,3 +142,39 @@ def test_rendering_markdown_html_json() -> None:
     html = render.to_html(d)
     assert "<h2>Feed Health</h2>" in html and "<script" not in html
     assert '"article_count": 6' in render.to_json(d)
+
+
+class ScriptedSummarizer:
+    """Stands in for the third-party chat API: replies in order, or raises ProviderError."""
+
+    model = "scripted"
+
+    def __init__(self, *replies: str | Exception) -> None:
+        self.replies = list(replies)
+
+    async def complete_json(self, system: str, prompt: str) -> str:
+        reply = self.replies.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+
+async def test_llm_summaries_replace_extractive_ones_only_when_valid() -> None:
+    from host.ai import ProviderError
+    from modules.digest.deliver import summaries
+
+    rows = window()
+    for r in rows:
+        r["tier"] = 1
+        r["word_count"] = 1200
+        r["depth_signals"] = ["data", "structure", "citations"]
+    d = build.build(rows, {}, options())
+    top = d.section("top")
+    assert len(top) >= 2, [(i.title, i.score) for i in d.items]
+    extractive = [i.summary for i in top]
+    good = json.dumps({"summary": " ".join(["word"] * 60)})
+    model = ScriptedSummarizer(good, json.dumps({"summary": "too short"}), ProviderError("down", transient=True))
+    assert await summaries.improve(d, {}, model) == 1
+    assert top[0].summary == " ".join(["word"] * 60)
+    assert top[1].summary == extractive[1]  # outside 30–90 words: the extractive summary stays
+    assert summaries.parse("not json") is None
