@@ -173,7 +173,9 @@ async def test_llm_summaries_replace_extractive_ones_only_when_valid() -> None:
     assert len(top) >= 2, [(i.title, i.score) for i in d.items]
     extractive = [i.summary for i in top]
     good = json.dumps({"summary": " ".join(["word"] * 60)})
-    model = ScriptedSummarizer(good, json.dumps({"summary": "too short"}), ProviderError("down", transient=True))
+    model = ScriptedSummarizer(
+        good, json.dumps({"summary": "too short"}), ProviderError("down", transient=True)
+    )
     assert await summaries.improve(d, {}, model) == 1
     assert top[0].summary == " ".join(["word"] * 60)
     assert top[1].summary == extractive[1]  # outside 30–90 words: the extractive summary stays
