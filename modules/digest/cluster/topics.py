@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.sparse import csr_matrix
+from sklearn import config_context
 from sklearn.cluster import DBSCAN, AgglomerativeClustering
 from sklearn.decomposition import TruncatedSVD
 from sklearn.feature_extraction.text import TfidfVectorizer
@@ -20,6 +21,7 @@ from modules.digest.text import content_words, stem
 
 EPS = 0.4
 MIN_SAMPLES = 2
+WORKING_MEMORY_MB = 128  # sklearn computes distances in chunks of this size (its default, 1 GiB, doubled our peak)
 WARD_DIMENSIONS = 100  # Ward needs dense vectors: reduce the sparse TF-IDF with truncated SVD first
 
 

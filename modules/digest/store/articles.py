@@ -53,7 +53,7 @@ def candidate_query(f: Features, t: Thresholds) -> tuple[str, list[Any]]:
               OR (bands && $2::bigint[] AND published_at BETWEEN $3::timestamptz - $4::interval AND $3 + $4)
               OR (title_tokens && $12::text[] AND published_at BETWEEN $3 - $6::interval AND $3 + $6
                   AND cardinality(ARRAY(SELECT unnest(title_tokens) INTERSECT SELECT unnest($5::text[]))) >= $7)
-              OR (cardinality($8::text[]) >= $9 AND entities && $8::text[]
+              OR (cardinality($8::text[]) >= $9 AND entities && $13::text[]
                   AND published_at BETWEEN $3 - $10::interval AND $3 + $10
                   AND cardinality(ARRAY(SELECT unnest(entities) INTERSECT SELECT unnest($8::text[]))) >= $9))
            ORDER BY published_at DESC
@@ -71,6 +71,7 @@ def candidate_query(f: Features, t: Thresholds) -> tuple[str, list[Any]]:
         t.entity_window,
         CANDIDATE_LIMIT,
         title_probe(f.title_tokens, t.title_long),
+        [e for e in f.entities if " " in e],  # names of two or more words: rare enough to probe with
     ]
     return sql, params
 
