@@ -21,7 +21,9 @@ from modules.digest.text import content_words, stem
 
 EPS = 0.4
 MIN_SAMPLES = 2
-WORKING_MEMORY_MB = 128  # sklearn computes distances in chunks of this size (its default, 1 GiB, doubled our peak)
+WORKING_MEMORY_MB = (
+    128  # sklearn computes distances in chunks of this size (its default, 1 GiB, doubled our peak)
+)
 WARD_DIMENSIONS = 100  # Ward needs dense vectors: reduce the sparse TF-IDF with truncated SVD first
 
 
@@ -62,9 +64,9 @@ def dbscan(v: Vectors) -> list[int]:
         return []
     if n == 1:
         return [0]
-    labels = DBSCAN(eps=EPS, min_samples=MIN_SAMPLES, metric="cosine", algorithm="brute").fit_predict(
-        v.matrix
-    )
+    with config_context(working_memory=WORKING_MEMORY_MB):
+        model = DBSCAN(eps=EPS, min_samples=MIN_SAMPLES, metric="cosine", algorithm="brute")
+        labels = model.fit_predict(v.matrix)
     return _singletons(labels)
 
 
