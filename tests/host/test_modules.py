@@ -83,6 +83,7 @@ async def test_disabled_module_schedules_nothing(tmp_path: Path, database_url: s
     h = make_host(tmp_path, database_url, nats_url)
     await h.open()
     try:
+        await h.set_enabled("digest", False)  # only the rss module's jobs are under test here
         await h.set_enabled("rss", False)
         assert await h.start_scheduler() == ["host.housekeeping"]  # the host's own job runs regardless
         assert h.scheduler is not None and [j.id for j in h.scheduler.get_jobs()] == ["host.housekeeping"]
