@@ -169,11 +169,7 @@ def build(rows: Sequence[Mapping[str, Any]], health: dict[str, Any], o: Options)
                 date_uncertain=lead["date_uncertain"],
                 url=lead["url"],
                 score=top,
-                summary=summary.extractive(lead["body"])
-                if section == "top"
-                else summary.one_line(lead["body"])
-                if section == "noteworthy"
-                else "",
+                summary="",  # written after the self-checks, for the items that stay
                 related_count=len(everyone),
                 related_sources=[n for n, _ in names.most_common()],
                 article_id=lead["id"],
@@ -201,4 +197,10 @@ def build(rows: Sequence[Mapping[str, Any]], health: dict[str, Any], o: Options)
         checks=digest_checks,
     )
     digest.checks.extend(checks.run(digest, o.kind, has_previous=o.previous is not None))
+    bodies = {r["id"]: r["body"] for r in reps}
+    for item in digest.items:
+        if item.section == "top":
+            item.summary = summary.extractive(bodies[item.article_id])
+        elif item.section == "noteworthy":
+            item.summary = summary.one_line(bodies[item.article_id])
     return digest
