@@ -12,12 +12,12 @@ deliveries are retried without ever dead-lettering.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
 
 import asyncpg
-import nats.errors
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StorageType, StreamConfig
@@ -51,9 +51,9 @@ PENDING = Gauge("feedeater_consumer_pending", "Events not yet delivered to the c
 # The database (not the event) is the problem: retry without counting towards the dead-letter limit.
 _INFRASTRUCTURE = (
     OSError,
-    asyncpg.PostgresConnectionError,
-    asyncpg.InterfaceError,
-    asyncpg.CannotConnectNowError,
+    asyncpg.PostgresConnectionError,  # SQLSTATE 08: connection failures
+    asyncpg.exceptions.OperatorInterventionError,  # 57: admin shutdown, cannot connect now
+    asyncpg.InterfaceError,  # the connection was closed under us
 )
 
 
@@ -120,7 +120,7 @@ class Consumer:
                     PENDING.labels(self.name).set(self.unit.pending)
                 try:
                     msgs = await psub.fetch(self.batch, timeout=2)
-                except nats.errors.TimeoutError:
+                except TimeoutError:  # nats-py raises both its own and asyncio's: nothing to fetch
                     continue
                 for msg in msgs:
                     await self.handle(msg)
@@ -142,7 +142,8 @@ class Consumer:
         try:
             handled = await self._process(event)
         except _INFRASTRUCTURE:
-            await msg.nak(delay=retry_delay(1))
+            with contextlib.suppress(Exception):  # NATS may be the one that is down
+                await msg.nak(delay=retry_delay(1))
             raise  # the supervisor backs off; the event is retried without counting against it
         except Exception as exc:
             FAILED.labels(self.name).inc()

@@ -292,6 +292,7 @@ class Host:
 
         The bus may be down at start: everything that needs it starts once it is attached.
         """
+        assert self.link is not None, "Host.open(with_bus=True) first"
         # Modules and their settings first: a bad setting stops us before anything runs in the background.
         scheduled = await self.start_scheduler()
         server = await httpserver.serve(self.config.http_host, self.config.http_port, self.health)

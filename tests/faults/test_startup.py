@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import timedelta
 from pathlib import Path
@@ -73,6 +74,13 @@ async def test_run_ingests_while_nats_is_down_and_attaches_when_it_returns(
                     "feedeater.rss.search", json.dumps({"query": "solar"}).encode(), timeout=30
                 )
                 assert "results" in json.loads(reply.data), reply.data  # the search service attached
+                env = feedeater_env(tmp_path / "cli", database_url, url)
+                res = await asyncio.to_thread(feedeater, env, "status", "--json")
+                units = {(u["module"], u["name"]): u for u in json.loads(res.stdout)["units"]}
+                assert units[("rss", "search")]["state"] == "running" and units[("rss", "search")]["live"]
+                assert units[("host", "outbox-relay")]["host_id"] == "host-1"
+                text = await asyncio.to_thread(feedeater, env, "status")
+                assert "service rss.search on host-1: running" in text.stdout, text
             finally:
                 await nc.close()
     finally:

@@ -35,7 +35,10 @@ def test_modules_and_settings(cli_env: dict[str, str]) -> None:
     assert res.returncode == 0, res.stderr
     mods = {m["name"]: m for m in json.loads(res.stdout)}
     assert mods["rss"]["enabled"] is True
-    assert feedeater(cli_env, "settings", "set", "rss.lookback_hours", "24").returncode == 0
+    assert mods["rss"]["services"] == ["search"] and mods["host"]["jobs"] == ["housekeeping (41 * * * *)"]
+    res = feedeater(cli_env, "settings", "set", "rss.lookback_hours", "24")
+    # Running hosts read settings at start: the command says they must be restarted.
+    assert res.returncode == 0 and "restart them" in res.stdout, res
     got = json.loads(feedeater(cli_env, "settings", "get", "rss.lookback_hours", "--json").stdout)
     assert got == [
         {
@@ -121,3 +124,16 @@ def _get_when_up(url: str, timeout: float = 30) -> str:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.2)
+
+
+def test_every_environment_variable_the_code_reads_is_documented() -> None:
+    """FEEDEATER_DB_POOL was read but documented nowhere: each fixed name must be in README and .env.example."""
+    import re
+
+    root = Path(__file__).resolve().parent.parent.parent
+    code = "\n".join(p.read_text() for d in ("host", "modules") for p in (root / d).rglob("*.py"))
+    names = set(re.findall(r'"(FEEDEATER_[A-Z_]+[A-Z])"', code)) - {"FEEDEATER_JOB_"}
+    assert "FEEDEATER_DB_POOL" in names and "FEEDEATER_DB_WAIT_SECONDS" in names
+    for doc in ("README.md", ".env.example"):
+        text = (root / doc).read_text()
+        assert not [n for n in names if n not in text], doc

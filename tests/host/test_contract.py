@@ -9,6 +9,7 @@ import uuid
 
 import asyncpg
 import pytest
+from prometheus_client import generate_latest
 
 from host.consumers import DLQ_STREAM, ERROR_HEADER, Consumer
 from host.events import Event
@@ -67,12 +68,15 @@ async def test_subscription_handles_once_retries_then_dead_letters(host: Host) -
     unit = Unit("demo", "notes", "subscription")
     task = asyncio.create_task(Consumer(ctx, sub, host.js, unit).run())
     try:
-        dead = await BusReader(host.js, stream=DLQ_STREAM).all(
-            "feedeater.dlq.demo.notes", expect=1, timeout=60
-        )
+        reader = BusReader(host.js, stream=DLQ_STREAM)
+
+        async def dead_lettered() -> list[dict[str, object]]:
+            got = await reader.all("feedeater.dlq.demo.notes")
+            return [m for m in got if m["_headers"]["Feedeater-Event-Id"] == poison]
+
+        dead = await until(dead_lettered, timeout=60, what="the poison event dead-lettered")
         assert len(dead) == 1 and dead[0]["poison"] is True
         assert "RuntimeError: cannot digest this" in dead[0]["_headers"][ERROR_HEADER]
-        assert dead[0]["_headers"]["Feedeater-Event-Id"] == poison
         assert calls == {
             good: 1,
             poison: 2,
@@ -84,8 +88,12 @@ async def test_subscription_handles_once_retries_then_dead_letters(host: Host) -
             return unit.pending == 0
 
         await until(lag_reported, what="lag reported as 0")
+        assert (
+            'feedeater_consumer_pending{consumer="demo.notes"} 0.0' in generate_latest().decode()
+        )  # /metrics
         info = await host.js.consumer_info("feedeater_bus", "demo_notes")
         assert info.num_pending == 0 and info.num_ack_pending == 0  # everything acked
+        assert not task.done(), task  # idle fetches time out quietly; the loop never died
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)

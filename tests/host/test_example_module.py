@@ -9,6 +9,7 @@ from pathlib import Path
 
 import asyncpg
 import nats
+import pytest
 
 from host.services import EmbeddedNats
 from modules.rss import store
@@ -51,6 +52,7 @@ async def count(pool: asyncpg.Pool, sql: str) -> int:
     return int(await pool.fetchval(sql))
 
 
+@pytest.mark.timeout(600)  # waits for conditions with generous deadlines; a busy machine is slow
 async def test_example_module_hears_every_entry_once_across_a_host_kill_and_a_nats_restart(
     tmp_path: Path, database_url: str, own_nats: EmbeddedNats
 ) -> None:

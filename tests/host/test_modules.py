@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from host import settings
+from host import module, settings
 from host.errors import UserError
 from host.jobs import parse_trigger, run_job
 from host.module import Job, Manifest, Setting
@@ -151,3 +151,41 @@ async def test_a_run_cancelled_by_shutdown_is_recorded_not_left_running(host) ->
         await task
     row = await host.pool.fetchrow("SELECT status, error, finished_at FROM host.job_runs WHERE job = 'slow'")
     assert row["status"] == "failed" and "cancelled" in row["error"] and row["finished_at"] is not None
+
+
+def _register(site: Path, dist: str, entry: str) -> None:
+    """A distribution's metadata as pip writes it: only what importlib.metadata reads."""
+    info = site / f"{dist}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[feedeater.modules]\n{entry}\n")
+
+
+EXAMPLE_SRC = Path(__file__).resolve().parent.parent / "example_module"
+
+
+def test_modules_are_found_through_entry_points(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(EXAMPLE_SRC))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _register(tmp_path, "feedeater_example", "example = feedeater_example:MODULE")
+    found = module.discover()
+    assert {"rss", "example"} <= set(found)  # the built-in is registered the same way
+    assert found["example"].manifest.subscriptions[0].subject == "feedeater.rss.messageCreated"
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ("other = feedeater_example:MODULE", "must equal the entry-point name"),
+        ("broken = no_such_package_xyz:MODULE", "cannot be imported: ModuleNotFoundError"),
+        ("notaspec = feedeater_example:NAME", "is not a ModuleSpec"),
+    ],
+)
+def test_a_malformed_plugin_is_refused_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entry: str, message: str
+) -> None:
+    monkeypatch.syspath_prepend(str(EXAMPLE_SRC))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _register(tmp_path, "feedeater_bad", entry)
+    with pytest.raises(UserError, match=message):
+        module.discover()

@@ -7,7 +7,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import asyncpg
+import nats
 import pytest
+from nats.js.errors import NotFoundError
 
 from host import outbox
 from host.events import Event, stable_uuid
@@ -134,3 +136,13 @@ async def test_message_created_links_its_context(host) -> None:
         assert [str(m) for m in await contexts.messages(conn, "test", "thing:1")] == [msg["id"]]
         ctx = await contexts.get(conn, "test", "thing:1")
         assert ctx is not None and ctx["version"] == 1 and ctx["message_count"] == 1
+
+
+async def test_bus_reader_raises_when_the_stream_cannot_be_read(own_nats: EmbeddedNats) -> None:
+    """It used to return [] on any error, so "nothing was published" passed with NATS down."""
+    nc = await nats.connect(own_nats.start())
+    try:
+        with pytest.raises(NotFoundError):
+            await BusReader(nc.jetstream()).all()  # no stream at all
+    finally:
+        await nc.close()

@@ -92,6 +92,7 @@ def run(venv: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProc
     )
 
 
+@pytest.mark.timeout(600)  # waits for conditions with generous deadlines; a busy machine is slow
 def test_the_installed_copy_is_imported_not_the_source_tree(venv: Path, tmp_path: Path) -> None:
     where = subprocess.run(
         [
@@ -109,6 +110,7 @@ def test_the_installed_copy_is_imported_not_the_source_tree(venv: Path, tmp_path
     assert str(venv) in where.stdout and str(ROOT) not in where.stdout
 
 
+@pytest.mark.timeout(600)  # waits for conditions with generous deadlines; a busy machine is slow
 async def test_wheel_install_migrates_and_runs_without_the_source_tree(
     venv: Path, tmp_path: Path, database_url: str, nats_url: str
 ) -> None:
