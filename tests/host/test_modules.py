@@ -83,7 +83,7 @@ async def test_disabled_module_schedules_nothing(tmp_path: Path, database_url: s
     h = make_host(tmp_path, database_url, nats_url)
     await h.open()
     try:
-        for name in h.specs.keys() - {"host"}:  # rss, and any other installed module (discord)
+        for name in h.specs.keys() - {"host"}:  # rss, and any other installed module (discord, digest)
             await h.set_enabled(name, False)
         assert await h.start_scheduler() == ["host.housekeeping"]  # the host's own job runs regardless
         assert h.scheduler is not None and [j.id for j in h.scheduler.get_jobs()] == ["host.housekeeping"]

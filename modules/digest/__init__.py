@@ -1,0 +1,50 @@
+"""The digest module: bus articles → layered dedup → importance → topic clusters → scheduled digests.
+
+Data flow (seed 002 steps 3–6): intake (subscription) → dedup → store; on schedule or `digest build`:
+score → cluster → assemble → store + publish. See CLAUDE.md and README "Digests".
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from host.migrate import builtin
+from host.module import Job, Manifest, ModuleSpec, Subscription
+from modules.digest.deliver import job
+from modules.digest.intake import handler
+from modules.digest.settings import SETTINGS
+
+
+def _cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from modules.digest import cli
+
+    cli.register(sub)
+
+
+MANIFEST = Manifest(
+    name="digest",
+    version="0.1.0",
+    description="Cross-source dedup, importance, topic clusters and scheduled digests from bus messages",
+    jobs=(Job("scheduled", job.run_scheduled, "5m", "build the scheduled digests that are due"),),
+    subscriptions=(
+        Subscription(
+            "created",
+            "feedeater.*.messageCreated",
+            handler.handle,
+            max_deliver=3,
+            description="every module's new messages → articles with their dedup disposition",
+        ),
+        Subscription(
+            "updated",
+            "feedeater.*.messageUpdated",
+            handler.handle,
+            max_deliver=3,
+            description="revisions (layer 1: same id, new content hash)",
+        ),
+    ),
+    settings=SETTINGS,
+    events=("messageCreated", "contextUpdated"),
+    migrations=builtin("digest"),
+)
+
+MODULE = ModuleSpec(manifest=MANIFEST, cli=_cli)

@@ -1,0 +1,206 @@
+"""The digest as data (pure): score the window, cluster it, pick leads, fill sections, run self-checks.
+
+Input rows come from store.articles.window (one dict per article, with `tier` and `health` joined in).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from modules.digest.assemble import checks, summary
+from modules.digest.cluster import topics, trends
+from modules.digest.score import importance as imp
+from modules.digest.settings import DigestType
+from modules.digest.text import cluster_document
+
+SCORED = ("unique", "revision", "same_event")
+DUPLICATES = ("exact_duplicate", "near_duplicate")
+
+
+@dataclass
+class Item:
+    section: str  # top | noteworthy | also
+    label: str
+    trend: str | None
+    title: str
+    source: str
+    tier: int
+    published: datetime
+    date_uncertain: bool
+    url: str | None
+    score: float
+    summary: str
+    related_count: int
+    related_sources: list[str]
+    article_id: int
+    terms: list[str]
+    topic_size: int
+
+
+@dataclass
+class Digest:
+    type: str
+    title: str
+    window_start: datetime
+    window_end: datetime
+    created_at: datetime
+    article_count: int
+    duplicates_removed: int
+    items: list[Item]
+    health: dict[str, Any]
+    checks: list[dict[str, Any]] = field(default_factory=list)
+
+    def section(self, name: str) -> list[Item]:
+        return [i for i in self.items if i.section == name]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    kind: DigestType
+    start: datetime
+    end: datetime
+    now: datetime
+    topics_k: int | None = None
+    interests: str = ""
+    min_importance: float = 15.0
+    previous: Sequence[trends.Previous] | None = None  # None: no previous digest of this type
+
+
+def _tier(row: Mapping[str, Any]) -> int:
+    return int(row.get("tier") or imp.UNKNOWN_TIER)
+
+
+def representatives(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Articles that get a score: unique/revision/same_event; a dedup cluster whose first article lies
+    outside the window is represented by its member with the most content."""
+    out = [r for r in rows if r["disposition"] in SCORED]
+    covered = {r["cluster_id"] for r in out}
+    orphans: dict[int, Mapping[str, Any]] = {}
+    for r in rows:
+        if r["cluster_id"] not in covered:
+            best = orphans.get(r["cluster_id"])
+            if best is None or r["word_count"] > best["word_count"]:
+                orphans[r["cluster_id"]] = r
+    return out + list(orphans.values())
+
+
+def score(
+    reps: Sequence[Mapping[str, Any]],
+    clusters: Mapping[int, Sequence[Mapping[str, Any]]],
+    relevance: Sequence[float],
+    now: datetime,
+) -> list[imp.Components]:
+    out = []
+    for r, rel in zip(reps, relevance, strict=True):
+        members = clusters[r["cluster_id"]]
+        sources = {(m["source_module"], m["stream"]) for m in members}
+        hours = (now - r["published_at"]).total_seconds() / 3600
+        out.append(
+            imp.Components(
+                authority=imp.authority(_tier(r), r.get("health")),
+                recency=imp.recency(hours, date_uncertain=r["date_uncertain"]),
+                corroboration=imp.corroboration(len(sources), [_tier(m) for m in members]),
+                relevance=rel,
+                depth=imp.depth(r["word_count"], r["depth_signals"], partial=r["partial_content"]),
+            )
+        )
+    return out
+
+
+def relevance_scores(v: topics.Vectors, interests: str) -> list[float]:
+    """Cosine of each article's TF-IDF vector to the interest profile × 100 (50 when there is none)."""
+    n = v.matrix.shape[0]
+    keywords = " ".join(k.strip() for k in interests.split(",") if k.strip())
+    if not keywords or n == 0:
+        return [imp.NEUTRAL_RELEVANCE] * n
+    profile = v.vectorizer.transform([keywords])
+    sims = (v.matrix @ profile.T).toarray().ravel()  # rows are L2-normalized, so this is the cosine
+    norm = float(np.sqrt(profile.multiply(profile).sum())) or 1.0
+    return [round(100.0 * float(s) / norm, 2) for s in sims]
+
+
+def build(rows: Sequence[Mapping[str, Any]], health: dict[str, Any], o: Options) -> Digest:
+    clusters: dict[int, list[Mapping[str, Any]]] = {}
+    for r in rows:
+        clusters.setdefault(r["cluster_id"], []).append(r)
+    reps = representatives(rows)
+    vectors = topics.vectorize([cluster_document(r["title"], r["body"]) for r in reps])
+    comps = score(reps, clusters, relevance_scores(vectors, o.interests), o.now)
+    scores = [c.total for c in comps]
+    digest_checks = [checks.t5_on_top(scores, [_tier(r) for r in reps], comps)]
+    keep = [i for i, s in enumerate(scores) if s >= o.min_importance]
+    kept = topics.Vectors(vectors.matrix[keep], vectors.vectorizer, vectors.surface)
+    labels = topics.agglomerative(kept, o.topics_k) if o.topics_k else topics.dbscan(kept)
+    found = topics.build(
+        kept,
+        labels,
+        importance=[scores[i] for i in keep],
+        tiers=[_tier(reps[i]) for i in keep],
+        entities=[list(reps[i]["entities"]) for i in keep],
+    )
+    previous = list(o.previous or [])
+    items = []
+    for t in found:
+        members = [reps[keep[m]] for m in t.members]
+        lead = reps[keep[t.lead]]
+        top = max(scores[keep[m]] for m in t.members)
+        everyone = [a for m in members for a in clusters[m["cluster_id"]] if a["id"] != lead["id"]]
+        names = Counter(a["source_name"] for a in everyone if a["source_name"] != lead["source_name"])
+        before = trends.match(frozenset(t.terms), previous)
+        section = imp.section_for(top)
+        items.append(
+            Item(
+                section=section,
+                label=t.label,
+                trend=trends.indicator(len(members), before, has_previous_digest=o.previous is not None),
+                title=lead["title"],
+                source=lead["source_name"],
+                tier=_tier(lead),
+                published=lead["published_at"],
+                date_uncertain=lead["date_uncertain"],
+                url=lead["url"],
+                score=top,
+                summary="",  # written after the self-checks, for the items that stay
+                related_count=len(everyone),
+                related_sources=[n for n, _ in names.most_common()],
+                article_id=lead["id"],
+                terms=list(t.terms),
+                topic_size=len(members),
+            )
+        )
+    items.sort(key=lambda i: -i.score)
+    declining = trends.declining([frozenset(i.terms) for i in items], previous)
+    report = {
+        **health,
+        "emerging": [i.label for i in items if i.trend == "EMERGING"],
+        "declining": declining + [i.label for i in items if i.trend == "FADING"],
+    }
+    digest = Digest(
+        type=o.kind.name,
+        title=o.kind.title,
+        window_start=o.start,
+        window_end=o.end,
+        created_at=o.now,
+        article_count=len(rows),
+        duplicates_removed=sum(1 for r in rows if r["disposition"] in DUPLICATES),
+        items=items,
+        health=report,
+        checks=digest_checks,
+    )
+    digest.checks.extend(checks.run(digest, o.kind, has_previous=o.previous is not None))
+    bodies = {r["id"]: r["body"] for r in reps}
+    for item in digest.items:
+        if item.section == "top":
+            item.summary = summary.extractive(bodies[item.article_id])
+        elif item.section == "noteworthy":
+            item.summary = summary.one_line(bodies[item.article_id])
+    return digest

@@ -1,0 +1,192 @@
+"""`feedeater digest build|list|show` and `feedeater digest sources set|remove|list|import`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from host.errors import UserError
+from modules.digest.assemble import render
+from modules.digest.dedup.urls import domain
+from modules.digest.deliver import job
+from modules.digest.score.importance import parse_tier
+from modules.digest.settings import FORMATS, digest_type, window
+from modules.digest.store import digests, sources
+
+if TYPE_CHECKING:
+    from host.runtime import Host
+
+
+def tier(text: str) -> int:
+    try:
+        return parse_tier(text)
+    except ValueError:
+        raise UserError(f"unknown tier {text!r}", "use T1 (most authoritative) to T5") from None
+
+
+def source_domain(text: str) -> str:
+    """`example.com`, `www.example.com` or a URL → the registry key."""
+    d = domain(text if "://" in text else f"https://{text}")
+    if not d or "." not in d:
+        raise UserError(f"cannot read a domain from {text!r}", "give a domain such as example.com")
+    return d
+
+
+def parse_import(text: str) -> list[tuple[str, int]]:
+    """Lines `domain tier` (`#` comments, blank lines ignored) → pairs; the first bad line is one error."""
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = line.replace(",", " ").split()
+        if len(parts) != 2:
+            raise UserError(f"line {n}: {line!r} is not `domain tier`", "write one `example.com T2` per line")
+        out.append((source_domain(parts[0]), tier(parts[1])))
+    return out
+
+
+def tiers_from_folders(feeds: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    """OPML categories as tiers: a feed in a folder whose last part is T1–T5 (`News/T2`) gives its site's
+    domain that tier; other folders are ignored."""
+    out = []
+    for f in feeds:
+        last = str(f["folder"]).rstrip("/").rsplit("/", 1)[-1]
+        try:
+            t = parse_tier(last) if last[:1] in "Tt" else None
+        except ValueError:
+            t = None
+        d = domain(f["site_url"] or f["url"])
+        if t is not None and d:
+            out.append((d, t))
+    return out
+
+
+def _topics(text: str | None) -> int | None:
+    if text is None:
+        return None
+    if not text.isdigit() or not 1 <= int(text) <= 100:
+        raise UserError(f"--topics {text!r} is not a number of topics", "give 1 to 100")
+    return int(text)
+
+
+async def cmd(host: Host, args: argparse.Namespace) -> int:
+    from host.cli import emit, table
+
+    if args.digest_action == "build":  # validate before opening anything
+        kind = digest_type(args.type)
+        span = window(args.window) if args.window else None
+        k = _topics(args.topics)
+    await host.open(with_bus=False)
+    ctx = await host.context("digest")
+    if args.digest_action == "build":
+        built = await job.build(ctx, kind, window=span, topics_k=k)
+        print(render.render(built.digest, args.format), end="")
+        return 0
+    async with ctx.pool.acquire() as conn:
+        if args.digest_action == "list":
+            kind_name = digest_type(args.type).name if args.type else None
+            rows = await digests.list_recent(conn, kind_name, args.limit)
+            emit(
+                args,
+                rows,
+                lambda d: table(
+                    [
+                        (
+                            str(r["id"])[:8],
+                            r["type"],
+                            f"{r['window_end']:%Y-%m-%d %H:%M}",
+                            r["article_count"],
+                            r["duplicates_removed"],
+                            "scheduled" if r["scheduled"] else "manual",
+                        )
+                        for r in d
+                    ],
+                    ["id", "type", "window end", "articles", "duplicates", "how"],
+                ),
+            )
+        elif args.digest_action == "show":
+            row = await digests.get(conn, args.id)
+            text = row["markdown"] if args.format == "md" else json.dumps(row["structured"], indent=2) + "\n"
+            print(text, end="")
+        else:
+            await _sources(conn, args, emit, table)
+    return 0
+
+
+async def _sources(conn: Any, args: argparse.Namespace, emit: Any, table: Any) -> None:
+    action = args.sources_action
+    if action == "set":
+        d, t = source_domain(args.domain), tier(args.tier)
+        await sources.set_tier(conn, d, t, args.name)
+        emit(args, {"domain": d, "tier": t}, lambda x: f"{x['domain']}: T{x['tier']}")
+    elif action == "remove":
+        d = source_domain(args.domain)
+        if not await sources.remove(conn, d):
+            raise UserError(f"{d} is not in the source registry", "see `feedeater digest sources list`")
+        emit(args, {"domain": d, "removed": True}, lambda x: f"removed {x['domain']} (now T3)")
+    elif action == "list":
+        rows = await sources.list_all(conn)
+        emit(
+            args,
+            rows,
+            lambda d: table(
+                [(r["domain"], f"T{r['tier']}", r["name"] or "") for r in d], ["domain", "tier", "name"]
+            ),
+        )
+    elif action == "import":
+        path = Path(args.file)
+        if not path.is_file():
+            raise UserError(f"no such file: {path}", "give a file of `domain tier` lines")
+        pairs = parse_import(path.read_text(encoding="utf-8"))
+        await _save(conn, pairs)
+        emit(args, {"imported": len(pairs)}, lambda x: f"imported {x['imported']} sources")
+    elif action == "from-folders":
+        pairs = tiers_from_folders(await sources.feed_folders(conn))
+        await _save(conn, pairs)
+        emit(args, {"imported": len(pairs)}, lambda x: f"{x['imported']} sources tiered from rss folders")
+
+
+async def _save(conn: Any, pairs: list[tuple[str, int]]) -> None:
+    async with conn.transaction():
+        for d, t in pairs:
+            await sources.set_tier(conn, d, t)
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("digest", help="build and read digests; edit the source authority registry")
+    p.set_defaults(handler=cmd)
+    actions = p.add_subparsers(dest="digest_action", required=True)
+    b = actions.add_parser("build", help="build, store and publish a digest now")
+    b.add_argument("--type", default="morning", help="morning | midday | evening | weekly")
+    b.add_argument("--window", default=None, help="e.g. 24h, 3d (default: the type's window)")
+    b.add_argument("--topics", default=None, help="cluster into exactly K topics (agglomerative)")
+    b.add_argument("--format", choices=FORMATS, default="md")
+    ls = actions.add_parser("list", help="digests built")
+    ls.add_argument("--type", default=None)
+    ls.add_argument("--limit", type=int, default=20)
+    ls.add_argument("--json", action="store_true")
+    sh = actions.add_parser("show", help="one digest by id (or id prefix)")
+    sh.add_argument("id")
+    sh.add_argument("--format", choices=("md", "json"), default="md")
+    src = actions.add_parser("sources", help="authority tiers T1–T5 by domain (unknown = T3)")
+    sa = src.add_subparsers(dest="sources_action", required=True)
+    s = sa.add_parser("set", help="set a domain's tier: `digest sources set example.com T2`")
+    s.add_argument("domain")
+    s.add_argument("tier")
+    s.add_argument("--name", default=None)
+    s.add_argument("--json", action="store_true")
+    r = sa.add_parser("remove", help="forget a domain (back to T3)")
+    r.add_argument("domain")
+    r.add_argument("--json", action="store_true")
+    li = sa.add_parser("list", help="the registry")
+    li.add_argument("--json", action="store_true")
+    im = sa.add_parser("import", help="a file of `domain tier` lines")
+    im.add_argument("file")
+    im.add_argument("--json", action="store_true")
+    ff = sa.add_parser(
+        "from-folders", help="tiers from rss folders (OPML categories) named T1–T5, e.g. News/T2"
+    )
+    ff.add_argument("--json", action="store_true")

@@ -1,0 +1,1 @@
+"""Bus intake: `feedeater.*.messageCreated|messageUpdated` → articles with their dedup disposition."""
