@@ -393,6 +393,10 @@ async def test_cli_search_and_reembed(
     async def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
         return await asyncio.to_thread(feedeater, env, *args)  # this loop's host answers meanwhile
 
+    ctx = indexed[0]
+    assert ctx.nats is not None
+    responder = await search_service.start(ctx)  # what the rss `search` service runs under `feedeater run`
+    await ctx.nats.flush()
     done = await cli(env, "search", "solar energy", "--folder", "Tech", "--limit", "1", "--json")
     assert done.returncode == 0, done.stderr
     reply = json.loads(done.stdout)
@@ -429,3 +433,4 @@ async def test_cli_search_and_reembed(
     data = json.loads(reembed.stdout)
     assert (data["queued"], data["embedded"], data["pending"], data["model"]) == (4, 4, 0, "fake-embed")
     assert "embedded" not in reembed.stderr  # no progress bar when stderr is not a terminal
+    await responder.unsubscribe()
