@@ -24,6 +24,9 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# Four workers on two cores: most tests wait on real servers and processes, not on the CPU.
+PYTEST_ARGS ?= -n 4
+
 test: $(STAMP) lint typecheck
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 

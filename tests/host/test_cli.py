@@ -193,7 +193,8 @@ def test_jobs_run_is_quiet_off_a_terminal_and_jobs_list_says_what_runs_did(
     }
     assert feedeater(ai_env, "jobs", "run", "rss.embed").returncode == 0
     for command in ("status", "jobs"):  # the embedding backlog and rate, from the embed job's last run
-        out = feedeater(cli_env, *([command] if command == "status" else [command, "list"])).stdout
+        wide = {**cli_env, "COLUMNS": "200"}  # tables fit the terminal: don't let its width cut the metrics
+        out = feedeater(wide, *([command] if command == "status" else [command, "list"])).stdout
         line = next(line for line in out.splitlines() if "rss.embed" in line)
         assert "embedded 0" in line and "per second 0" in line and "pending 0" in line, line
 
