@@ -24,8 +24,9 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-# Four workers on two cores: most tests wait on real servers and processes, not on the CPU.
-PYTEST_ARGS ?= -n 4
+# `make test PYTEST_ARGS='-n 4'` runs on four workers (13 min instead of 16 on 2 cores); not the default
+# yet: two real-process tests still time out now and then under that load (see CLAUDE.md lessons).
+PYTEST_ARGS ?=
 
 test: $(STAMP) lint typecheck
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
