@@ -1,4 +1,4 @@
-"""mod_discord SQL only (no decisions); rss feed state is read through the public view mod_rss.public_feeds."""
+"""mod_discord SQL only (no decisions); rss feed state is read through the public view rss_public.feeds."""
 
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ async def list_for_guild(conn: asyncpg.Connection, guild_id: int) -> list[asyncp
         """SELECT s.id, s.name, s.channel_id, s.paused_reason, f.last_polled_at, f.interval_s,
                   f.dead, f.last_error
            FROM mod_discord.subscriptions s
-           LEFT JOIN mod_rss.public_feeds f ON f.id = s.feed_id
+           LEFT JOIN rss_public.feeds f ON f.id = s.feed_id
            WHERE s.guild_id = $1 ORDER BY s.id""",
         guild_id,
     )
@@ -106,7 +106,7 @@ async def guild_status(conn: asyncpg.Connection, guild_id: int) -> tuple[int, in
                   count(*) FILTER (WHERE s.paused_at IS NOT NULL OR f.dead OR f.consecutive_errors > 0)
                       AS failing
            FROM mod_discord.subscriptions s
-           LEFT JOIN mod_rss.public_feeds f ON f.id = s.feed_id
+           LEFT JOIN rss_public.feeds f ON f.id = s.feed_id
            WHERE s.guild_id = $1""",
         guild_id,
     )
@@ -224,7 +224,7 @@ async def gone_unnotified(conn: asyncpg.Connection) -> list[Subscription]:
     """Subscriptions whose feed went 410 Gone and whose channel was not told yet."""
     rows = await conn.fetch(
         f"""SELECT {_S_COLUMNS}
-            FROM mod_discord.subscriptions s JOIN mod_rss.public_feeds f ON f.id = s.feed_id
+            FROM mod_discord.subscriptions s JOIN rss_public.feeds f ON f.id = s.feed_id
             WHERE f.dead AND NOT s.gone_notified AND s.paused_at IS NULL
             FOR UPDATE OF s SKIP LOCKED"""
     )

@@ -1,4 +1,4 @@
-"""The digest's feed-health section from mod_rss.feed_health rows (pure)."""
+"""The digest's feed-health section from rss_public.feed_health rows (pure)."""
 
 from __future__ import annotations
 

@@ -32,16 +32,16 @@ async def list_all(conn: asyncpg.Connection) -> list[dict[str, Any]]:
 
 
 async def _has_feed_health(conn: asyncpg.Connection) -> bool:
-    return bool(await conn.fetchval("SELECT to_regclass('mod_rss.feed_health') IS NOT NULL"))
+    return bool(await conn.fetchval("SELECT to_regclass('rss_public.feed_health') IS NOT NULL"))
 
 
 async def feed_health(conn: asyncpg.Connection) -> dict[int, dict[str, Any]]:
-    """feed id → its row of mod_rss.feed_health (empty when the rss module is not installed)."""
+    """feed id → its row of rss_public.feed_health (empty when the rss module is not installed)."""
     if not await _has_feed_health(conn):
         return {}
     rows = await conn.fetch(
         "SELECT feed_id, title, url, polls_ok, polls_failed, health, consecutive_errors, dead, stale, enabled "
-        "FROM mod_rss.feed_health"
+        "FROM rss_public.feed_health"
     )
     return {r["feed_id"]: dict(r) for r in rows}
 
@@ -50,5 +50,5 @@ async def feed_folders(conn: asyncpg.Connection) -> list[dict[str, Any]]:
     """(folder, url, site_url) of every rss feed with a folder, from the public view."""
     if not await _has_feed_health(conn):
         return []
-    rows = await conn.fetch("SELECT folder, url, site_url FROM mod_rss.feed_health WHERE folder IS NOT NULL")
+    rows = await conn.fetch("SELECT folder, url, site_url FROM rss_public.feed_health WHERE folder IS NOT NULL")
     return [dict(r) for r in rows]
