@@ -50,5 +50,7 @@ async def feed_folders(conn: asyncpg.Connection) -> list[dict[str, Any]]:
     """(folder, url, site_url) of every rss feed with a folder, from the public view."""
     if not await _has_feed_health(conn):
         return []
-    rows = await conn.fetch("SELECT folder, url, site_url FROM rss_public.feed_health WHERE folder IS NOT NULL")
+    rows = await conn.fetch(
+        "SELECT folder, url, site_url FROM rss_public.feed_health WHERE folder IS NOT NULL"
+    )
     return [dict(r) for r in rows]
