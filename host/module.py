@@ -116,6 +116,20 @@ class Subscription:
 
 
 @dataclass(frozen=True, slots=True)
+class Routes:
+    """HTTP endpoints a module mounts on the host's one ASGI app (FastAPI), under `prefix`.
+
+    `build(ctx)` returns a `fastapi.APIRouter`; it is awaited once when `feedeater run` starts, so
+    listing modules or printing help never imports the web stack.
+    """
+
+    name: str
+    build: Callable[[ModuleContext], Awaitable[Any]]
+    prefix: str = "/api/v1"
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Manifest:
     name: str
     version: str
@@ -123,6 +137,7 @@ class Manifest:
     jobs: tuple[Job, ...] = ()
     services: tuple[Service, ...] = ()
     subscriptions: tuple[Subscription, ...] = ()
+    routes: tuple[Routes, ...] = ()
     settings: tuple[Setting, ...] = ()
     events: tuple[str, ...] = ()  # event names it publishes via ctx.emit, e.g. "messageCreated"
     # Directory of NNNN_name.sql files applied in scope `name` (e.g. importlib.resources.files(pkg) / "migrations").
@@ -219,6 +234,7 @@ def check(spec: object, where: str, name: str) -> None:
         ("job", [j.name for j in m.jobs]),
         ("service", [s.name for s in m.services]),
         ("subscription", [s.name for s in m.subscriptions]),
+        ("routes", [r.name for r in m.routes]),
     ):
         if not all(n.isidentifier() for n in names) or len(set(names)) != len(names):
             raise UserError(f"{where}: {kind} names must be unique identifiers", f"got {names}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.metadata
 import logging
 import os
 from collections.abc import Mapping
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import asyncpg
 
-from host import db, httpserver, migrate, module, outbox, settings
+from host import db, migrate, module, outbox, settings
 from host.ai import build_ai
 from host.config import HostConfig
 from host.errors import UserError
@@ -29,8 +30,16 @@ if TYPE_CHECKING:
     from nats.js import JetStreamContext
 
     from host import bus
+    from host.web import server as web_server
 
 log = logging.getLogger("feedeater.host")
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("feedeater")
+    except importlib.metadata.PackageNotFoundError:
+        return "0+unknown"
 
 
 class Host:
@@ -300,6 +309,17 @@ class Host:
         report["ok"] = not problems
         return report
 
+    async def _serve_http(self) -> web_server.Served:
+        """The one ASGI app: /healthz, /metrics and every enabled module's routes."""
+        from host.web import app as web_app  # FastAPI is slow to import: only `run` needs it
+        from host.web import server as web_server
+
+        mounted = [
+            (ctx, r) for ctx in await self.enabled_contexts() for r in self.specs[ctx.name].manifest.routes
+        ]
+        app = await web_app.build_app(self.health, mounted, version=_version())
+        return await web_server.serve(app, self.config.http_host, self.config.http_port)
+
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until `stop` is set: jobs, services, subscriptions, relay, /healthz and /metrics.
 
@@ -308,8 +328,8 @@ class Host:
         assert self.link is not None, "Host.open(with_bus=True) first"
         # Modules and their settings first: a bad setting stops us before anything runs in the background.
         scheduled = await self.start_scheduler()
-        server = await httpserver.serve(self.config.http_host, self.config.http_port, self.health)
-        port = server.sockets[0].getsockname()[1]
+        server = await self._serve_http()
+        port = server.port
         self.supervisor = Supervisor(self.require_pool(), self.config.host_id)
         waiting = self._start_units()
         background = [
@@ -326,7 +346,7 @@ class Host:
         try:
             await stop.wait()
         finally:
-            server.close()
+            await server.close()
             for task in background:
                 task.cancel()
             for task in background:

@@ -1,0 +1,1 @@
+"""The host's one ASGI app (FastAPI served by uvicorn): /healthz, /metrics and the routers modules mount."""

@@ -1,0 +1,58 @@
+"""Serve an ASGI app with uvicorn on a socket we bind ourselves (so port 0 and bind errors are ours)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import uvicorn
+
+from host.errors import UserError
+
+
+class _Server(uvicorn.Server):
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield  # the host owns SIGTERM/SIGINT and stops us through should_exit
+
+
+@dataclass(slots=True)
+class Served:
+    server: uvicorn.Server
+    task: asyncio.Task[None]
+    port: int
+
+    async def close(self) -> None:
+        self.server.should_exit = True
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait_for(self.task, timeout=10)
+
+
+async def serve(app: object, host: str, port: int) -> Served:
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(1024)
+        sock.setblocking(False)
+    except OSError as exc:
+        raise UserError(
+            f"cannot serve HTTP on {host}:{port}: {exc.strerror or exc}",
+            "set FEEDEATER_HTTP_PORT to a free port (0 picks one)",
+        ) from None
+    config = uvicorn.Config(
+        app,  # type: ignore[arg-type]
+        log_config=None,
+        access_log=False,
+        lifespan="off",
+        server_header=False,
+        timeout_graceful_shutdown=5,
+    )
+    server = _Server(config)
+    # The socket already listens: connections wait in its backlog until uvicorn's loop accepts them.
+    task = asyncio.create_task(server.serve(sockets=[sock]), name="http")
+    return Served(server, task, sock.getsockname()[1])
