@@ -29,7 +29,7 @@ typecheck: $(STAMP)
 PYTEST_ARGS ?=
 
 test: $(STAMP) lint typecheck
-	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=30 $(PYTEST_ARGS)
 
 services-down: $(STAMP)
 	$(BIN)/feedeater services down
