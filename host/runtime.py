@@ -317,7 +317,13 @@ class Host:
         mounted = [
             (ctx, r) for ctx in await self.enabled_contexts() for r in self.specs[ctx.name].manifest.routes
         ]
-        app = await web_app.build_app(self.health, mounted, version=_version())
+        app = await web_app.build_app(
+            self.health,
+            mounted,
+            version=_version(),
+            pool=self.require_pool(),
+            bind_host=self.config.http_host,
+        )
         return await web_server.serve(app, self.config.http_host, self.config.http_port)
 
     async def run(self, stop: asyncio.Event) -> None:

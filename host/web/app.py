@@ -9,19 +9,30 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from fastapi import FastAPI
+import asyncpg
+from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from host.module import ModuleContext, Routes
+from host.web import auth, contexts, errors
 
 HealthCheck = Callable[[], Awaitable[dict[str, Any]]]
 
 
 async def build_app(
-    health: HealthCheck, mounted: Sequence[tuple[ModuleContext, Routes]], *, version: str
+    health: HealthCheck,
+    mounted: Sequence[tuple[ModuleContext, Routes]],
+    *,
+    version: str,
+    pool: asyncpg.Pool,
+    bind_host: str = "127.0.0.1",
 ) -> FastAPI:
+    """`bind_host` decides the API's auth policy (host.web.auth): beyond loopback every request needs a token."""
     app = FastAPI(title="feedeater", version=version, docs_url="/api/docs", redoc_url=None)
+    app.state.auth = auth.AuthPolicy(pool, loopback=auth.is_loopback(bind_host))
+    errors.install(app)
+    guarded = {"dependencies": [Depends(auth.authorize)], "responses": errors.ERROR_RESPONSES}
 
     @app.get("/healthz", tags=["host"], summary="Health of the database, the bus and every unit")
     async def healthz() -> JSONResponse:
@@ -32,7 +43,8 @@ async def build_app(
     async def metrics() -> Response:
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
+    app.include_router(contexts.build(pool), prefix="/api/v1", tags=["host"], **guarded)
     for ctx, routes in mounted:
         router = await routes.build(ctx)
-        app.include_router(router, prefix=routes.prefix, tags=[ctx.name])
+        app.include_router(router, prefix=routes.prefix, tags=[ctx.name], **guarded)
     return app

@@ -27,7 +27,7 @@ FETCH_NOW_CONCURRENCY = 8  # new feeds fetched at once by `rss add` / `rss impor
 
 def parse_assignment(text: str) -> tuple[str, Any]:
     """`key=value` for `rss set`, validated and converted to the column's value."""
-    from modules.rss.store import EDITABLE
+    from modules.rss.store import EDITABLE, EDITABLE_BOUNDS
 
     key, sep, raw = text.partition("=")
     key, raw = key.strip(), raw.strip()
@@ -41,11 +41,7 @@ def parse_assignment(text: str) -> tuple[str, Any]:
         return key, (raw or None) if key == "folder" else raw
     if raw.lower() in ("", "default", "auto"):
         return key, None
-    bounds = {
-        "interval": (1, 10080, "minutes"),
-        "retention": (1, 36500, "days"),
-        "lookback": (1, 168, "hours"),
-    }[key]
+    bounds = EDITABLE_BOUNDS[key]
     try:
         number = float(raw)
     except ValueError:

@@ -30,6 +30,12 @@ EDITABLE = {
     "title": "title",
     "full_text": "full_text",
 }
+# The numeric ones: (lowest, highest, unit as the user gives it); the interval is stored in seconds.
+EDITABLE_BOUNDS = {
+    "interval": (1, 10080, "minutes"),
+    "retention": (1, 36500, "days"),
+    "lookback": (1, 168, "hours"),
+}
 
 
 @dataclass(slots=True)
