@@ -59,6 +59,7 @@ class Host:
         self.contexts: dict[str, ModuleContext] = {}
         self.scheduler: AsyncIOScheduler | None = None
         self.supervisor: Supervisor | None = None
+        self.http_port: int | None = None  # where `run` serves HTTP (FEEDEATER_HTTP_PORT=0 picks one)
 
     # -- lifecycle -----------------------------------------------------------------------------
     async def open(
@@ -335,7 +336,7 @@ class Host:
         # Modules and their settings first: a bad setting stops us before anything runs in the background.
         scheduled = await self.start_scheduler()
         server = await self._serve_http()
-        port = server.port
+        port = self.http_port = server.port
         self.supervisor = Supervisor(self.require_pool(), self.config.host_id)
         waiting = self._start_units()
         background = [

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import asyncpg
-from fastapi import Depends, FastAPI
+from fastapi import APIRouter, Depends, FastAPI
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -32,7 +32,16 @@ async def build_app(
     app = FastAPI(title="feedeater", version=version, docs_url="/api/docs", redoc_url=None)
     app.state.auth = auth.AuthPolicy(pool, loopback=auth.is_loopback(bind_host))
     errors.install(app)
-    guarded = {"dependencies": [Depends(auth.authorize)], "responses": errors.ERROR_RESPONSES}
+
+    def mount(router: APIRouter, prefix: str, tag: str) -> None:
+        """Every router gets the same auth rules and declares the same error shape."""
+        app.include_router(
+            router,
+            prefix=prefix,
+            tags=[tag],
+            dependencies=[Depends(auth.authorize)],
+            responses=errors.ERROR_RESPONSES,
+        )
 
     @app.get("/healthz", tags=["host"], summary="Health of the database, the bus and every unit")
     async def healthz() -> JSONResponse:
@@ -43,8 +52,7 @@ async def build_app(
     async def metrics() -> Response:
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
-    app.include_router(contexts.build(pool), prefix="/api/v1", tags=["host"], **guarded)
+    mount(contexts.build(pool), "/api/v1", "host")
     for ctx, routes in mounted:
-        router = await routes.build(ctx)
-        app.include_router(router, prefix=routes.prefix, tags=[ctx.name], **guarded)
+        mount(await routes.build(ctx), routes.prefix, ctx.name)
     return app

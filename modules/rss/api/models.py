@@ -11,7 +11,7 @@ import uuid
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from host.web.models import ApiError, Context, ContextDetail
 from modules.rss.store.feeds import EDITABLE_BOUNDS
@@ -70,9 +70,10 @@ class Feed(BaseModel):
     state: FeedState
 
 
-def _bound(key: str) -> dict[str, Any]:
+def _bounded(key: str) -> Any:
+    """An optional number within the bounds `rss set` enforces for this override."""
     low, high, unit = EDITABLE_BOUNDS[key]
-    return {"ge": low, "le": high, "description": f"{unit} ({low}–{high}); null: the default"}
+    return Field(default=None, ge=low, le=high, description=f"{unit} ({low}–{high}); null: the default")
 
 
 class FeedCreate(BaseModel):
@@ -82,7 +83,7 @@ class FeedCreate(BaseModel):
 
     url: str = Field(min_length=1, max_length=2048, examples=["https://example.org/feed.xml"])
     folder: str | None = Field(default=None, max_length=500)
-    interval_minutes: float | None = Field(default=None, **_bound("interval"))
+    interval_minutes: float | None = _bounded("interval")
 
 
 class FeedPatch(BaseModel):
@@ -95,9 +96,9 @@ class FeedPatch(BaseModel):
     folder: str | None = Field(default=None, max_length=500)
     enabled: bool | None = None
     full_text: bool | None = None
-    interval_minutes: float | None = Field(default=None, **_bound("interval"))
-    retention_days: int | None = Field(default=None, **_bound("retention"))
-    lookback_hours: int | None = Field(default=None, **_bound("lookback"))
+    interval_minutes: float | None = _bounded("interval")
+    retention_days: int | None = _bounded("retention")
+    lookback_hours: int | None = _bounded("lookback")
 
     def changes(self) -> dict[str, Any]:
         """The `store.update_feed` changes (keys of store.EDITABLE) for the fields that were sent."""
@@ -222,6 +223,11 @@ class Coverage(BaseModel):
     total: int
     fraction: float
     model: str | None
+
+    @field_validator("fraction")
+    @classmethod
+    def _rounded(cls, value: float) -> float:
+        return round(value, 4)
 
 
 class SearchResults(BaseModel):
