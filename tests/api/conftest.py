@@ -7,6 +7,7 @@ the module share it (and the feeds they add) instead of starting a host each.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -52,10 +53,11 @@ async def module_db(pg_server: EmbeddedPostgres) -> AsyncIterator[str]:
 
 
 async def running(
-    home: Path, database_url: str, nats_url: str, **env: str
+    home: Path, database_url: str, nats_url: str, *, http_host: str = "127.0.0.1"
 ) -> tuple[Host, asyncio.Event, asyncio.Task[None]]:
-    """A host running `run` (as `feedeater run` does), once its HTTP port is known."""
-    h = make_host(home, database_url, nats_url, host_id=f"api-{home.name}", env=env)
+    """A host running `run` (as `feedeater run` does) on a free port of `http_host`, once it serves."""
+    h = make_host(home, database_url, nats_url, host_id=f"api-{home.name}")
+    h.config = dataclasses.replace(h.config, http_host=http_host)
     await h.open(connect_bus=False)
     stop = asyncio.Event()
     task = asyncio.create_task(h.run(stop))
