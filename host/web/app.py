@@ -30,7 +30,9 @@ async def build_app(
 ) -> FastAPI:
     """`bind_host` decides the API's auth policy (host.web.auth): beyond loopback every request needs a token."""
     app = FastAPI(title="feedeater", version=version, docs_url="/api/docs", redoc_url=None)
-    app.state.auth = auth.AuthPolicy(pool, loopback=auth.is_loopback(bind_host))
+    loopback = auth.is_loopback(bind_host)
+    app.state.auth = auth.AuthPolicy(pool, loopback=loopback)
+    auth.document(app, loopback=loopback)
     errors.install(app)
 
     def mount(router: APIRouter, prefix: str, tag: str) -> None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
+from typing import Any
 
 import asyncpg
-from fastapi import Depends, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from host import tokens
@@ -59,3 +60,21 @@ async def authorize(
     if token_id is None:
         raise HttpError(401, "the API token is unknown or revoked", TOKEN_HINT, challenge)
     return token_id
+
+
+def document(app: FastAPI, *, loopback: bool) -> None:
+    """Make the OpenAPI document say what `authorize` does: on loopback, reads need no token (an empty
+    security requirement makes the bearer optional); everything else requires it."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = build()
+            for operations in schema.get("paths", {}).values():
+                for method, op in operations.items():
+                    if loopback and method.upper() not in WRITE_METHODS and op.get("security"):
+                        op["security"].append({})
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

@@ -41,10 +41,11 @@ def respond(status: int, error: str, fix: str | None, headers: dict[str, str] | 
 
 
 def describe_validation(errors: Sequence[Any]) -> str:
-    """FastAPI's validation errors as one line: `query.limit: Input should be ≤ 1000; body.url: …`."""
+    """FastAPI's validation errors as one line: `limit: Input should be ≤ 1000; url: …`."""
     parts = []
     for e in list(errors)[:3]:
-        where = ".".join(str(p) for p in e.get("loc", ()) if p != "body") or "request"
+        loc = [str(p) for p in e.get("loc", ())] or ["request"]
+        where = ".".join(loc[1:]) or loc[0]  # ("query", "limit") → limit; ("body",) → body
         parts.append(f"{where}: {e.get('msg', 'invalid')}")
     more = len(errors) - 3
     return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")

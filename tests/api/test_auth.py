@@ -10,10 +10,11 @@ import httpx
 import pytest
 
 from host import tokens
+from host.cli import main
 from host.web.auth import is_loopback, needs_token
 from tests.api.conftest import Api, running, stopped
 from tests.api.test_endpoints import error_of
-from tests.services import feedeater, feedeater_env
+from tests.services import feedeater_env
 
 WRITES = [
     ("POST", "/api/v1/feeds", {"url": "http://example.org/feed.xml"}),
@@ -82,21 +83,32 @@ async def test_a_host_beyond_loopback_requires_a_token_for_reads(
         await stopped(h, stop, task)
 
 
-async def test_token_cli_create_list_revoke(api: Api, tmp_path: Path, module_db: str, nats_url: str) -> None:
-    env = feedeater_env(tmp_path, module_db, nats_url)
+async def test_token_cli_create_list_revoke(
+    api: Api,
+    tmp_path: Path,
+    module_db: str,
+    nats_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`feedeater api token ...` in this process (a subprocess pays ~3 s of imports per command)."""
+    for key, value in feedeater_env(tmp_path, module_db, nats_url).items():
+        monkeypatch.setenv(key, value)
 
-    def cli(*args: str) -> str:
-        done = feedeater(env, "api", "token", *args)
-        assert done.returncode == 0, done.stderr
-        return done.stdout
+    async def cli(*args: str) -> tuple[int, str, str]:
+        code = await asyncio.to_thread(main, ["api", "token", *args])
+        out = capsys.readouterr()
+        return code, out.out, out.err
 
-    created = json.loads(await asyncio.to_thread(cli, "create", "--name", "ci", "--json"))
-    assert created["token"].startswith("fe_") and created["name"] == "ci"
+    code, out, _ = await cli("create", "--name", "ci", "--json")
+    created = json.loads(out)
+    assert code == 0 and created["token"].startswith("fe_") and created["name"] == "ci"
     headers = {"Authorization": f"Bearer {created['token']}"}
     assert (await api.client.post("/api/v1/feeds/999999/refetch", headers=headers)).status_code == 404
-    listed = await asyncio.to_thread(cli, "list")
-    assert "ci" in listed and created["token"] not in listed and created["token"][:10] in listed
-    await asyncio.to_thread(cli, "revoke", "ci")
+    code, listed, _ = await cli("list")
+    assert code == 0 and "ci" in listed and created["token"][:10] in listed
+    assert created["token"] not in listed
+    assert (await cli("revoke", "ci"))[0] == 0
     error_of(await api.client.post("/api/v1/feeds/999999/refetch", headers=headers), 401)
-    missing = await asyncio.to_thread(feedeater, env, "api", "token", "revoke", "nobody")
-    assert missing.returncode == 2 and "no API token 'nobody'" in missing.stderr
+    code, _, err = await cli("revoke", "nobody")
+    assert code == 2 and "no API token 'nobody'" in err

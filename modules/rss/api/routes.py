@@ -225,7 +225,9 @@ async def build(ctx: ModuleContext) -> APIRouter:
     @router.post("/opml", summary="Import an OPML document (idempotent; feeds are polled by the poll job)")
     async def import_opml(
         body: bytes = Body(
-            media_type="text/x-opml", openapi_examples={"opml": {"value": "<opml version='2.0'>…</opml>"}}
+            default=b"",
+            media_type="text/x-opml",
+            openapi_examples={"opml": {"value": "<opml version='2.0'>…</opml>"}},
         ),
     ) -> OpmlImportResult:
         if len(body) > MAX_OPML_BYTES:
