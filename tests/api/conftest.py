@@ -56,7 +56,10 @@ async def running(
     home: Path, database_url: str, nats_url: str, *, http_host: str = "127.0.0.1"
 ) -> tuple[Host, asyncio.Event, asyncio.Task[None]]:
     """A host running `run` (as `feedeater run` does) on a free port of `http_host`, once it serves."""
-    h = make_host(home, database_url, nats_url, host_id=f"api-{home.name}")
+    # No embedding model: search answers from full text, and nothing spends CPU embedding test entries.
+    h = make_host(
+        home, database_url, nats_url, host_id=f"api-{home.name}", env={"FEEDEATER_RSS_EMBEDDER": "none"}
+    )
     h.config = dataclasses.replace(h.config, http_host=http_host)
     await h.open(connect_bus=False)
     stop = asyncio.Event()
