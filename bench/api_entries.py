@@ -248,6 +248,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             "sequential_last_tenth_p50_ms": percentiles(last)["p50_ms"],
             "random_deep_pages": percentiles(deep),
             "throughput": tput,
+            "server_cpu_ms_per_request": round(
+                (cpu_after[0] - cpu_before[0]) * 1000 / (len(times) + len(deep) + tput["n"] + 1), 2
+            ),
             "cpu_s": {
                 "server": round(cpu_after[0] - cpu_before[0], 1),
                 "client": round(cpu_after[1] - cpu_before[1], 1),
@@ -286,6 +289,7 @@ def main() -> None:
     print(
         f"throughput: {report['throughput']['requests_per_s']} requests/s with {report['throughput']['clients']} clients"
     )
+    print(f"server CPU per request: {report['server_cpu_ms_per_request']} ms")
     print(
         f"CPU s: {report['cpu_s']}; load average before {report['loadavg_before']}, after {report['loadavg_after']}"
     )
