@@ -30,7 +30,6 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -42,6 +41,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from bench import seed_entries  # noqa: E402
 from host.config import HostConfig  # noqa: E402
 from host.runtime import Host  # noqa: E402
 
@@ -79,39 +79,8 @@ async def load(host: Host, n: int) -> tuple[int, float]:
         for i in range(n + 2000):
             feed = feed_ids[0] if i < n else feed_ids[1 + i % 2]
             at = NOW - timedelta(minutes=i - i % 3)  # groups of three share a time: the id breaks ties
-            records.append(
-                (
-                    feed,
-                    f"g{i}",
-                    "id",
-                    uuid.uuid5(uuid.NAMESPACE_URL, f"g{i}"),
-                    f"Entry {i}",
-                    f"text {i}",
-                    f"h{i}",
-                    at,
-                    at,
-                    at,
-                    at,
-                )
-            )
-        await conn.copy_records_to_table(
-            "entries",
-            schema_name="mod_rss",
-            columns=[
-                "feed_id",
-                "guid",
-                "guid_source",
-                "message_id",
-                "title",
-                "content_text",
-                "content_hash",
-                "published",
-                "first_seen",
-                "last_seen",
-                "effective_at",
-            ],
-            records=records,
-        )
+            records.append(seed_entries.record(feed, i, f"Entry {i}", f"text {i}", f"h{i}", at))
+        await seed_entries.copy_entries(conn, records)
         await conn.execute("ANALYZE mod_rss.entries")
         return feed_ids[0], time.perf_counter() - started
 
