@@ -92,6 +92,8 @@ async def build(ctx: ModuleContext) -> APIRouter:
         responses={200: {"model": Feed, "description": "already subscribed"}},
     )
     async def add_feed(body: FeedCreate, response: Response) -> Feed:
+        # Validate (fetch, maybe discover) before taking a connection: that can take seconds.
+        validated = await subscribe.validate(ctx.state["fetcher"], body.url)
         async with pool.acquire() as conn:
             row, created = await subscribe.subscribe(
                 conn,
@@ -99,6 +101,7 @@ async def build(ctx: ModuleContext) -> APIRouter:
                 body.url,
                 folder=body.folder,
                 interval_minutes=body.interval_minutes,
+                validated=validated,
             )
             if not created:
                 response.status_code = 200
