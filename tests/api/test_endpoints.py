@@ -200,3 +200,27 @@ async def test_contexts(api: Api, feed: dict[str, Any]) -> None:
     assert one["summary_short"] == "Solar" and one["message_count"] == 25 and len(one["messages"]) == 20
     error_of(await api.client.get("/api/v1/contexts/rss:feed:999999"), 404)
     error_of(await api.client.get("/api/v1/contexts/nothing"), 404)
+
+
+async def test_paging_neither_repeats_nor_skips_on_ties_or_new_entries(api: Api, feeds: FeedServer) -> None:
+    same = START + timedelta(hours=1)
+    items = [(f"t{i}", f"Tie {i}", same, "x") for i in range(7)]
+    feeds.route("/ties.xml", Route(body=rss(items, title="Ties"), headers=RSS))
+    feed = await api.client.post("/api/v1/feeds", json={"url": feeds.url("/ties.xml")}, headers=api.auth)
+    feed_id = feed.json()["id"]
+    await api.client.post(f"/api/v1/feeds/{feed_id}/refetch", headers=api.auth)
+    url = f"/api/v1/feeds/{feed_id}/entries"
+    first = (await api.client.get(url, params={"limit": 3})).json()
+    # a newer entry arrives while the client pages: it belongs before the cursor, not in later pages
+    newer = [("t-new", "Newer", START + timedelta(hours=2), "x"), *items]
+    feeds.route("/ties.xml", Route(body=rss(newer, title="Ties"), headers=RSS))
+    fetched = await api.client.post(f"/api/v1/feeds/{feed_id}/refetch", headers=api.auth)
+    assert fetched.json()["new_entries"] == 1
+    ids = [e["id"] for e in first["items"]]
+    cursor = first["next_cursor"]
+    while cursor:
+        page = (await api.client.get(url, params={"limit": 3, "cursor": cursor})).json()
+        ids += [e["id"] for e in page["items"]]
+        cursor = page["next_cursor"]
+    assert len(ids) == len(set(ids)) == 7  # the 7 tied entries, each once, the newer one not among them
+    assert ids == sorted(ids, reverse=True)  # ties ordered by id, newest first
