@@ -59,6 +59,7 @@ class Host:
         self.contexts: dict[str, ModuleContext] = {}
         self.scheduler: AsyncIOScheduler | None = None
         self.supervisor: Supervisor | None = None
+        self.http_port: int | None = None  # where `run` serves HTTP (FEEDEATER_HTTP_PORT=0 picks one)
 
     # -- lifecycle -----------------------------------------------------------------------------
     async def open(
@@ -317,7 +318,13 @@ class Host:
         mounted = [
             (ctx, r) for ctx in await self.enabled_contexts() for r in self.specs[ctx.name].manifest.routes
         ]
-        app = await web_app.build_app(self.health, mounted, version=_version())
+        app = await web_app.build_app(
+            self.health,
+            mounted,
+            version=_version(),
+            pool=self.require_pool(),
+            bind_host=self.config.http_host,
+        )
         return await web_server.serve(app, self.config.http_host, self.config.http_port)
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -329,7 +336,7 @@ class Host:
         # Modules and their settings first: a bad setting stops us before anything runs in the background.
         scheduled = await self.start_scheduler()
         server = await self._serve_http()
-        port = server.port
+        port = self.http_port = server.port
         self.supervisor = Supervisor(self.require_pool(), self.config.host_id)
         waiting = self._start_units()
         background = [

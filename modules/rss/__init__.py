@@ -14,7 +14,7 @@ from typing import Any
 
 from host.ai import AI_SETTINGS
 from host.migrate import builtin
-from host.module import Job, Manifest, ModuleContext, ModuleSpec, Service
+from host.module import Job, Manifest, ModuleContext, ModuleSpec, Routes, Service
 from modules.rss import settings
 
 
@@ -77,6 +77,11 @@ MANIFEST = Manifest(
     services=(
         Service(
             "search", _lazy("search.service:serve"), needs_bus=True, description="NATS request/reply search"
+        ),
+    ),
+    routes=(
+        Routes(
+            "api", _lazy("api.routes:build"), description="REST API v1: feeds, entries, raw, search, OPML"
         ),
     ),
     settings=(*settings.CORE, *AI_SETTINGS, *settings.EMBED, *settings.SUMMARY, *settings.FULLTEXT),
