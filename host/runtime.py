@@ -310,14 +310,17 @@ class Host:
         return report
 
     async def _serve_http(self) -> web_server.Served:
-        """The one ASGI app: /healthz, /metrics and every enabled module's routes."""
+        """The one ASGI app: /healthz, /metrics, every enabled module's routes and the web console at /."""
+        from host.console import app as console_app
         from host.web import app as web_app  # FastAPI is slow to import: only `run` needs it
         from host.web import server as web_server
 
         mounted = [
             (ctx, r) for ctx in await self.enabled_contexts() for r in self.specs[ctx.name].manifest.routes
         ]
-        app = await web_app.build_app(self.health, mounted, version=_version())
+        api = [(ctx, r) for ctx, r in mounted if not r.pages]
+        app = await web_app.build_app(self.health, api, version=_version())
+        await console_app.mount(app, self, [(ctx, r) for ctx, r in mounted if r.pages])
         return await web_server.serve(app, self.config.http_host, self.config.http_port)
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -337,7 +340,7 @@ class Host:
             asyncio.create_task(self.supervisor.keep_saving(), name="unit-state"),
         ]
         log.info(
-            "feedeater running: jobs %s; services and subscriptions %s; health and metrics on http://%s:%s/healthz",
+            "feedeater running: jobs %s; services and subscriptions %s; console on http://%s:%s/ (health: /healthz)",
             ", ".join(scheduled) or "none",
             ", ".join(u.label for u in self.supervisor.units) or "none",
             self.config.http_host,

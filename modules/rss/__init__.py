@@ -14,7 +14,7 @@ from typing import Any
 
 from host.ai import AI_SETTINGS
 from host.migrate import builtin
-from host.module import Job, Manifest, ModuleContext, ModuleSpec, Service
+from host.module import Job, Manifest, ModuleContext, ModuleSpec, Routes, Service
 from modules.rss import settings
 
 
@@ -77,6 +77,15 @@ MANIFEST = Manifest(
     services=(
         Service(
             "search", _lazy("search.service:serve"), needs_bus=True, description="NATS request/reply search"
+        ),
+    ),
+    routes=(
+        Routes(
+            "console",
+            _lazy("console.pages:build"),
+            prefix="/rss",
+            pages=(("Feeds", "/feeds"), ("Search", "/search")),
+            description="web console pages: feeds, feed detail, entries, search",
         ),
     ),
     settings=(*settings.CORE, *AI_SETTINGS, *settings.EMBED, *settings.SUMMARY, *settings.FULLTEXT),

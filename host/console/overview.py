@@ -1,0 +1,118 @@
+"""What the overview page shows, read from the host's own tables (no module's private data)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import asyncpg
+
+from host import outbox
+
+if TYPE_CHECKING:
+    from host.runtime import Host
+
+SPARK_MINUTES = 60
+# The throughput sparkline of polls: the rss poll job reports how many feeds each run polled.
+POLL_JOB = ("rss", "poll", "feeds")
+
+
+@dataclass(slots=True)
+class JobView:
+    name: str
+    trigger: str
+    last_started: datetime | None = None
+    last_status: str | None = None
+    last_error: str | None = None
+    last_seconds: float | None = None
+    failures_24h: int = 0
+
+
+@dataclass(slots=True)
+class ModuleView:
+    name: str
+    version: str
+    enabled: bool
+    jobs: list[JobView] = field(default_factory=list)
+    units: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Overview:
+    postgres_version: str
+    nats_version: str | None
+    nats_state: str
+    outbox: outbox.OutboxStatus
+    modules: list[ModuleView]
+    events_per_minute: list[int]
+    polls_per_minute: list[int]
+
+
+def per_minute(rows: list[asyncpg.Record], minutes: int = SPARK_MINUTES) -> list[int]:
+    """Counts by minutes-ago (0 = this minute) → oldest first, zeros where nothing happened (pure)."""
+    out = [0] * minutes
+    for r in rows:
+        ago = int(r["ago"])
+        if 0 <= ago < minutes:
+            out[minutes - 1 - ago] += int(r["n"] or 0)
+    return out
+
+
+async def load(host: Host) -> Overview:
+    async with host.require_pool().acquire() as conn:
+        version = await conn.fetchval("SHOW server_version")
+        status = await outbox.status(conn)
+        events = await conn.fetch(
+            """SELECT floor(extract(epoch FROM now() - created_at) / 60) AS ago, count(*) AS n
+               FROM host.outbox WHERE created_at > now() - make_interval(mins => $1) GROUP BY 1""",
+            SPARK_MINUTES,
+        )
+        polls = await conn.fetch(
+            """SELECT floor(extract(epoch FROM now() - started_at) / 60) AS ago,
+                      sum((metrics ->> $3)::bigint) AS n
+               FROM host.job_runs WHERE module = $1 AND job = $2 AND started_at > now() - make_interval(mins => $4)
+               GROUP BY 1""",
+            *POLL_JOB,
+            SPARK_MINUTES,
+        )
+        runs = await conn.fetch(
+            """SELECT DISTINCT ON (module, job) module, job, started_at, status, error,
+                      extract(epoch FROM finished_at - started_at) AS seconds,
+                      (SELECT count(*) FROM host.job_runs f WHERE f.module = r.module AND f.job = r.job
+                         AND f.status = 'failed' AND f.started_at > now() - interval '1 day') AS failures
+               FROM host.job_runs r ORDER BY module, job, started_at DESC"""
+        )
+        units = await conn.fetch(
+            """SELECT host_id, module, name, kind, state, restarts, last_error, pending, updated_at
+               FROM host.service_state WHERE updated_at > now() - interval '1 minute' ORDER BY module, name"""
+        )
+        enabled = {
+            r["name"]: r["enabled"] for r in await conn.fetch("SELECT name, enabled FROM host.modules")
+        }
+    last = {(r["module"], r["job"]): r for r in runs}
+    modules = []
+    for name, spec in host.specs.items():
+        m = spec.manifest
+        view = ModuleView(name, m.version, enabled.get(name, m.enabled_by_default) or name == "host")
+        for job in m.jobs:
+            jv = JobView(job.name, host.trigger_for(name, job))
+            r = last.get((name, job.name))
+            if r is not None:
+                jv.last_started, jv.last_status, jv.last_error = r["started_at"], r["status"], r["error"]
+                jv.last_seconds = float(r["seconds"]) if r["seconds"] is not None else None
+                jv.failures_24h = int(r["failures"])
+            view.jobs.append(jv)
+        view.units = [dict(u) for u in units if u["module"] == name]
+        modules.append(view)
+    nc = host.nc
+    trouble = host.link.trouble() if host.link is not None else "no bus configured"
+    return Overview(
+        postgres_version=str(version),
+        nats_version=str(nc.connected_server_version) if nc is not None and nc.is_connected else None,
+        nats_state=trouble or "connected",
+        outbox=status,
+        modules=modules,
+        events_per_minute=per_minute(events),
+        polls_per_minute=per_minute(polls),
+    )
