@@ -71,20 +71,27 @@ def admin_url(pg: EmbeddedPostgres, database: str = "postgres") -> str:
     return status.url.rsplit("/", 1)[0] + f"/{database}"
 
 
-@pytest.fixture
-async def database_url(pg_server: EmbeddedPostgres) -> AsyncIterator[str]:
+@contextlib.asynccontextmanager
+async def fresh_database(pg: EmbeddedPostgres) -> AsyncIterator[str]:
+    """A new empty database on `pg` (its URL), dropped afterwards."""
     name = f"t_{uuid.uuid4().hex[:12]}"
-    admin = await asyncpg.connect(admin_url(pg_server))
+    admin = await asyncpg.connect(admin_url(pg))
     try:
         await admin.execute(f"CREATE DATABASE {name}")
     finally:
         await admin.close()
-    yield admin_url(pg_server, name)
-    admin = await asyncpg.connect(admin_url(pg_server))
+    yield admin_url(pg, name)
+    admin = await asyncpg.connect(admin_url(pg))
     try:
         await admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
     finally:
         await admin.close()
+
+
+@pytest.fixture
+async def database_url(pg_server: EmbeddedPostgres) -> AsyncIterator[str]:
+    async with fresh_database(pg_server) as url:
+        yield url
 
 
 async def reset_stream(url: str) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import html
 from typing import Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -348,7 +349,7 @@ def _more(feed_id: int, entries: list[dict[str, Any]]) -> dict[str, str] | None:
     if len(entries) < ENTRIES_PER_PAGE:
         return None
     last = entries[-1]
-    token = cursor.encode(last["effective_at"], last["id"])
+    token = quote(cursor.encode(last["effective_at"], last["id"]))  # "+00:00": a raw + reads as a space
     return {
         "href": f"/rss/feeds/{feed_id}?before={token}#entries",
         "fragment": f"/rss/feeds/{feed_id}/entries?before={token}",
