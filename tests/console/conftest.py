@@ -47,7 +47,9 @@ class Console:
 
 
 @pytest.fixture(scope="module")
-async def console(pg_server: EmbeddedPostgres, nats_url: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Console]:
+async def console(
+    pg_server: EmbeddedPostgres, nats_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Console]:
     """A running host whose console listens on a free loopback port (no password set)."""
     await reset_stream(nats_url)
     async with fresh_database(pg_server) as database_url:

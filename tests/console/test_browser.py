@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -53,7 +54,7 @@ HOSTILE = (
     f"<link>javascript:alert('{XSS}')</link><pubDate>{_date(1)}</pubDate>"
     f"<description><![CDATA[{HOSTILE_CONTENT}]]></description>"
     f"<content:encoded><![CDATA[{HOSTILE_CONTENT}]]></content:encoded>"
-    f"<enclosure url=\"javascript:alert('{XSS}')\" type=\"audio/mpeg\"/></item></channel></rss>"
+    f'<enclosure url="javascript:alert(\'{XSS}\')" type="audio/mpeg"/></item></channel></rss>'
 ).encode()
 
 RSS_HEADERS = {"Content-Type": "application/rss+xml"}
@@ -76,7 +77,9 @@ async def _add_feed(page: Any, url: str, folder: str = "") -> int:
 
 async def _until_polled(page: Any, console: Console, feed_id: int) -> None:
     async def polled() -> bool:
-        return bool(await console.pool.fetchval("SELECT count(*) FROM mod_rss.entries WHERE feed_id = $1", feed_id))
+        return bool(
+            await console.pool.fetchval("SELECT count(*) FROM mod_rss.entries WHERE feed_id = $1", feed_id)
+        )
 
     await until(polled, what=f"feed {feed_id} polled", timeout=60)
     await page.reload()
@@ -94,7 +97,9 @@ async def test_add_feed_watch_it_polled_open_entry(page: Any, console: Console) 
     feed_id = await _add_feed(page, url, folder="Podcasts/Sea")
     await _until_polled(page, console, feed_id)
     assert await page.text_content("#feed-state") == "ok"
-    assert "first poll" in (await page.text_content("#decision") or "") or await page.text_content("#decision")
+    assert "first poll" in (await page.text_content("#decision") or "") or await page.text_content(
+        "#decision"
+    )
     rows = page.locator("#entries tr")
     assert await rows.count() == 3
     assert "episode 1" in (await rows.first.text_content() or "")  # newest first
@@ -116,7 +121,9 @@ async def test_add_feed_watch_it_polled_open_entry(page: Any, console: Console) 
     assert "lighthouse" in (await inner.locator("body").text_content() or "")
     assert await page.locator("audio[controls]").count() == 1
     message_id = await page.text_content("#message-id")
-    assert await console.pool.fetchval("SELECT count(*) FROM mod_rss.entries WHERE message_id::text = $1", message_id)
+    assert await console.pool.fetchval(
+        "SELECT count(*) FROM mod_rss.entries WHERE message_id::text = $1", message_id
+    )
     await page.screenshot(path=screenshot_path("entry"), full_page=True)
     _clean(page)
 
@@ -173,7 +180,7 @@ async def test_opml_import_per_line_and_export(page: Any, console: Console) -> N
     async with page.expect_download() as download_info:
         await page.click("text=Export OPML")
     download = await download_info.value
-    exported = open(await download.path(), encoding="utf-8").read()  # noqa: ASYNC230
+    exported = Path(await download.path()).read_text(encoding="utf-8")
     assert good in exported and 'text="News"' in exported
 
 
@@ -187,7 +194,10 @@ async def test_feed_settings_validation_and_remove(page: Any, console: Console) 
     await page.fill("#fs-interval", "30")
     await page.click("#settings button[type=submit]")
     await page.wait_for_url(re.compile(r"saved=1"))
-    assert await console.pool.fetchval("SELECT interval_override_s FROM mod_rss.feeds WHERE id = $1", feed_id) == 1800
+    assert (
+        await console.pool.fetchval("SELECT interval_override_s FROM mod_rss.feeds WHERE id = $1", feed_id)
+        == 1800
+    )
     assert "fixed interval 30 min" in (await page.text_content("#decision") or "")
 
     await page.click("text=Remove…")
@@ -323,7 +333,9 @@ async def _tab_to(page: Any, selector: str, limit: int = 60) -> None:
     """Press Tab until the element matching `selector` has the focus (keyboard only)."""
     for _ in range(limit):
         await page.keyboard.press("Tab")
-        if await page.evaluate("(s) => document.activeElement && document.activeElement.matches(s)", selector):
+        if await page.evaluate(
+            "(s) => document.activeElement && document.activeElement.matches(s)", selector
+        ):
             return
     raise AssertionError(f"{selector} never got the focus by Tab")
 
