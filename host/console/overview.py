@@ -106,10 +106,11 @@ async def load(host: Host) -> Overview:
         view.units = [dict(u) for u in units if u["module"] == name]
         modules.append(view)
     nc = host.nc
+    v = nc.connected_server_version if nc is not None and nc.is_connected else None
     trouble = host.link.trouble() if host.link is not None else "no bus configured"
     return Overview(
         postgres_version=str(version),
-        nats_version=str(nc.connected_server_version) if nc is not None and nc.is_connected else None,
+        nats_version=f"{v.major}.{v.minor}.{v.patch}" if v is not None else None,
         nats_state=trouble or "connected",
         outbox=status,
         modules=modules,

@@ -14,7 +14,9 @@ from host import textfmt
 
 _LOADERS: list[BaseLoader] = [PackageLoader("host.console", "templates")]
 _PACKAGES = {"host.console"}
-ENV = Environment(loader=ChoiceLoader(_LOADERS), autoescape=select_autoescape(default=True), enable_async=False)
+ENV = Environment(
+    loader=ChoiceLoader(_LOADERS), autoescape=select_autoescape(default=True), enable_async=False
+)
 ENV.filters["when"] = textfmt.when
 ENV.filters["ago"] = textfmt.relative
 ENV.filters["duration"] = textfmt.duration
