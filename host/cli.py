@@ -531,6 +531,55 @@ async def cmd_console(host: Host, args: argparse.Namespace) -> int:
     return 0
 
 
+async def cmd_api(host: Host, args: argparse.Namespace) -> int:
+    """`feedeater api token create|list|revoke`: bearer tokens for the HTTP API (hashed at rest)."""
+    from host import tokens
+    from host.web.models import ApiToken, ApiTokenCreated
+
+    if args.action == "revoke" and not args.token:
+        raise UserError("usage: feedeater api token revoke <id|name|token>")
+    await host.open(with_bus=False)
+    async with host.require_pool().acquire() as conn:
+        if args.action == "create":
+            name = args.name or f"token-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+            created = ApiTokenCreated.model_validate(await tokens.create(conn, name)).model_dump()
+            emit(
+                args,
+                created,
+                lambda d: (
+                    f"API token {d['id']} ({d['name']}), shown only this once:\n{d['token']}\n"
+                    "send it as `Authorization: Bearer <token>`; revoke it with "
+                    f"`feedeater api token revoke {d['id']}`"
+                ),
+            )
+            return 0
+        rows = await (tokens.revoke(conn, args.token) if args.action == "revoke" else tokens.list_all(conn))
+    listed = [ApiToken.model_validate(r).model_dump() for r in rows]
+    emit(
+        args,
+        listed,
+        lambda d: (
+            table(
+                [
+                    (
+                        t["id"],
+                        t["name"],
+                        t["prefix"] + "…",
+                        textfmt.when(t["created_at"]),
+                        textfmt.relative(t["last_used_at"]),
+                        "revoked " + textfmt.when(t["revoked_at"]) if t["revoked_at"] else "active",
+                    )
+                    for t in d
+                ],
+                ["id", "name", "token", "created", "used", "state"],
+            )
+            if d
+            else "no API tokens (create one with `feedeater api token create --name NAME`)"
+        ),
+    )
+    return 0
+
+
 # -- parser --------------------------------------------------------------------------------------
 def build_parser(specs: dict[str, module.ModuleSpec]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -570,6 +619,11 @@ def build_parser(specs: dict[str, module.ModuleSpec]) -> argparse.ArgumentParser
     p.add_argument("action", choices=["list", "show"])
     p.add_argument("key", nargs="?", help="<module>:<sourceKey>, e.g. rss:feed:12")
     p.add_argument("--module", default=None)
+    p = add("api", cmd_api, "HTTP API tokens: create (shown once), list, revoke")
+    p.add_argument("object", choices=["token"])
+    p.add_argument("action", choices=["create", "list", "revoke"])
+    p.add_argument("token", nargs="?", help="revoke: the token's id, name, or the token itself")
+    p.add_argument("--name", default=None, help="create: a name to recognize the token by")
     for spec in specs.values():
         if spec.cli is not None:
             spec.cli(sub)

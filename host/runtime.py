@@ -59,6 +59,7 @@ class Host:
         self.contexts: dict[str, ModuleContext] = {}
         self.scheduler: AsyncIOScheduler | None = None
         self.supervisor: Supervisor | None = None
+        self.http_port: int | None = None  # where `run` serves HTTP (FEEDEATER_HTTP_PORT=0 picks one)
 
     # -- lifecycle -----------------------------------------------------------------------------
     async def open(
@@ -318,8 +319,13 @@ class Host:
         mounted = [
             (ctx, r) for ctx in await self.enabled_contexts() for r in self.specs[ctx.name].manifest.routes
         ]
-        api = [(ctx, r) for ctx, r in mounted if not r.pages]
-        app = await web_app.build_app(self.health, api, version=_version())
+        app = await web_app.build_app(
+            self.health,
+            [(ctx, r) for ctx, r in mounted if not r.pages],
+            version=_version(),
+            pool=self.require_pool(),
+            bind_host=self.config.http_host,
+        )
         await console_app.mount(app, self, [(ctx, r) for ctx, r in mounted if r.pages])
         return await web_server.serve(app, self.config.http_host, self.config.http_port)
 
@@ -332,7 +338,7 @@ class Host:
         # Modules and their settings first: a bad setting stops us before anything runs in the background.
         scheduled = await self.start_scheduler()
         server = await self._serve_http()
-        port = server.port
+        port = self.http_port = server.port
         self.supervisor = Supervisor(self.require_pool(), self.config.host_id)
         waiting = self._start_units()
         background = [

@@ -7,18 +7,20 @@ are mounted under their prefix behind the same guard, so every module's pages ha
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from fastapi import Depends, FastAPI, Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
 from host.console import auth, core
 from host.console.render import page
-from host.console.security import LoginRequired, SecurityHeaders, guard, is_loopback
+from host.console.security import LoginRequired, SecurityHeaders, guard
+from host.web.auth import is_loopback
 
 if TYPE_CHECKING:
     import asyncpg
@@ -55,13 +57,14 @@ async def mount(app: FastAPI, host: Host, pages: Sequence[tuple[ModuleContext, R
     async def to_login(request: Request, exc: LoginRequired) -> RedirectResponse:
         return RedirectResponse(f"/login?next={exc.next_path}", 303)
 
-    @app.exception_handler(HTTPException)
-    async def refused(request: Request, exc: HTTPException) -> HTMLResponse:
-        """Console errors as pages (403 CSRF/read-only, 404); the API keeps its JSON errors."""
-        if request.url.path.startswith("/api") or not hasattr(request.state, "viewer"):
-            from fastapi.exception_handlers import http_exception_handler
+    api_handler = app.exception_handlers.get(HTTPException, http_exception_handler)
 
-            return await http_exception_handler(request, exc)  # type: ignore[return-value]
+    @app.exception_handler(HTTPException)
+    async def refused(request: Request, exc: HTTPException) -> Response:
+        """Console errors as pages (403 CSRF/read-only); everything else keeps the API's JSON errors."""
+        if request.url.path.startswith("/api") or not hasattr(request.state, "viewer"):
+            answer = api_handler(request, exc)
+            return await answer if isinstance(answer, Awaitable) else answer
         return page(
             request, "error.html", exc.status_code, title=f"Error {exc.status_code}", message=exc.detail
         )

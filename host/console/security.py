@@ -8,7 +8,6 @@ origins but images and media of feed content) and the new session cookie to ever
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,15 +29,6 @@ HEADERS = [
     (b"x-frame-options", b"DENY"),
 ]
 OPEN_PATHS = frozenset({"/login"})  # reachable before logging in
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,19 +9,41 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from fastapi import FastAPI
+import asyncpg
+from fastapi import APIRouter, Depends, FastAPI
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from host.module import ModuleContext, Routes
+from host.web import auth, contexts, errors
 
 HealthCheck = Callable[[], Awaitable[dict[str, Any]]]
 
 
 async def build_app(
-    health: HealthCheck, mounted: Sequence[tuple[ModuleContext, Routes]], *, version: str
+    health: HealthCheck,
+    mounted: Sequence[tuple[ModuleContext, Routes]],
+    *,
+    version: str,
+    pool: asyncpg.Pool,
+    bind_host: str = "127.0.0.1",
 ) -> FastAPI:
+    """`bind_host` decides the API's auth policy (host.web.auth): beyond loopback every request needs a token."""
     app = FastAPI(title="feedeater", version=version, docs_url="/api/docs", redoc_url=None)
+    loopback = auth.is_loopback(bind_host)
+    app.state.auth = auth.AuthPolicy(pool, loopback=loopback)
+    auth.document(app, loopback=loopback)
+    errors.install(app)
+
+    def mount(router: APIRouter, prefix: str, tag: str) -> None:
+        """Every router gets the same auth rules and declares the same error shape."""
+        app.include_router(
+            router,
+            prefix=prefix,
+            tags=[tag],
+            dependencies=[Depends(auth.authorize)],
+            responses=errors.ERROR_RESPONSES,
+        )
 
     @app.get("/healthz", tags=["host"], summary="Health of the database, the bus and every unit")
     async def healthz() -> JSONResponse:
@@ -32,7 +54,7 @@ async def build_app(
     async def metrics() -> Response:
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
+    mount(contexts.build(pool), "/api/v1", "host")
     for ctx, routes in mounted:
-        router = await routes.build(ctx)
-        app.include_router(router, prefix=routes.prefix, tags=[ctx.name])
+        mount(await routes.build(ctx), routes.prefix, ctx.name)
     return app

@@ -81,6 +81,9 @@ MANIFEST = Manifest(
     ),
     routes=(
         Routes(
+            "api", _lazy("api.routes:build"), description="REST API v1: feeds, entries, raw, search, OPML"
+        ),
+        Routes(
             "console",
             _lazy("console.pages:build"),
             prefix="/rss",

@@ -27,7 +27,7 @@ FETCH_NOW_CONCURRENCY = 8  # new feeds fetched at once by `rss add` / `rss impor
 
 def parse_assignment(text: str) -> tuple[str, Any]:
     """`key=value` for `rss set`, validated and converted to the column's value."""
-    from modules.rss.store import EDITABLE
+    from modules.rss.store import EDITABLE, EDITABLE_BOUNDS
 
     key, sep, raw = text.partition("=")
     key, raw = key.strip(), raw.strip()
@@ -41,11 +41,7 @@ def parse_assignment(text: str) -> tuple[str, Any]:
         return key, (raw or None) if key == "folder" else raw
     if raw.lower() in ("", "default", "auto"):
         return key, None
-    bounds = {
-        "interval": (1, 10080, "minutes"),
-        "retention": (1, 36500, "days"),
-        "lookback": (1, 168, "hours"),
-    }[key]
+    bounds = EDITABLE_BOUNDS[key]
     try:
         number = float(raw)
     except ValueError:
@@ -100,7 +96,7 @@ async def _add(host: Host, args: argparse.Namespace) -> Result:
         )
     data: dict[str, Any] = {"id": row.id, "url": row.url, "title": row.title, "created": created}
     if created and not args.no_fetch:
-        data["fetch"] = await _fetch_now(ctx, [row.id])
+        data["fetch"] = await fetch_now(ctx, [row.id])
 
     def text(d: dict[str, Any]) -> str:
         head = f"{'added' if d['created'] else 'already subscribed:'} feed {d['id']}: {d['title'] or d['url']} <{d['url']}>"
@@ -109,7 +105,7 @@ async def _add(host: Host, args: argparse.Namespace) -> Result:
     return data, text
 
 
-async def _fetch_now(ctx: ModuleContext, feed_ids: list[int]) -> dict[str, Any]:
+async def fetch_now(ctx: ModuleContext, feed_ids: list[int]) -> dict[str, Any]:
     """Poll new feeds at once, a few at a time, with a progress bar on a terminal."""
     from host import progress
     from modules.rss.ingest import poll
@@ -168,11 +164,13 @@ async def _remove(host: Host, args: argparse.Namespace) -> Result:
 async def _list(host: Host, args: argparse.Namespace) -> Result:
     from host.cli import table
     from modules.rss import store
+    from modules.rss.api.models import Feed
 
     async with host.require_pool().acquire() as conn:
-        rows = await store.list_feeds(conn, args.folder)
-    for r in rows:
-        r["state"] = feed_state(r)
+        rows = [
+            Feed.model_validate({**r, "state": feed_state(r)}).model_dump()
+            for r in await store.list_feeds(conn, args.folder)
+        ]
     return rows, lambda d: table(
         [
             (
@@ -196,7 +194,7 @@ async def _show(host: Host, args: argparse.Namespace) -> Result:
 
     async with host.require_pool().acquire() as conn:
         feed = await store.get_feed(conn, args.feed)
-        row = next(r for r in await store.list_feeds(conn) if r["id"] == feed.id)
+        (row,) = await store.list_feeds(conn, feed_id=feed.id)
         recent = await store.list_entries(conn, feed_id=feed.id, limit=10)
     data = {**row, "state": feed_state(row), "recent_entries": recent}
     return data, _show_text
@@ -282,14 +280,9 @@ async def _import(host: Host, args: argparse.Namespace) -> Result:
         raise UserError(f"cannot import {path}: {exc}") from None
     except OSError as exc:
         raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
-    data: dict[str, Any] = {
-        "added": len(imported.added),
-        "already_present": imported.already_present,
-        "refused": [{"url": u, "reason": why} for u, why in imported.refused],
-        "feed_ids": imported.added,
-    }
+    data = imported.as_dict()
     if imported.added and not args.no_fetch:
-        data["fetch"] = await _fetch_now(await host.context("rss"), imported.added)
+        data["fetch"] = await fetch_now(await host.context("rss"), imported.added)
 
     def text(d: dict[str, Any]) -> str:
         lines = [f"imported {plural(d['added'], 'feed')} ({d['already_present']} already present)"]
@@ -320,6 +313,7 @@ async def _export(host: Host, args: argparse.Namespace) -> Result:
 async def _entries(host: Host, args: argparse.Namespace) -> Result:
     from host.cli import table
     from modules.rss import store
+    from modules.rss.api.models import EntrySummary
     from modules.rss.search.query import parse_since
 
     if not 1 <= args.limit <= 1000:
@@ -327,9 +321,12 @@ async def _entries(host: Host, args: argparse.Namespace) -> Result:
     since = parse_since(args.since) if args.since else None
     async with host.require_pool().acquire() as conn:
         feed_id = (await store.get_feed(conn, args.feed)).id if args.feed else None
-        rows = await store.list_entries(
-            conn, feed_id=feed_id, since=since, unread=args.unread, starred=args.starred, limit=args.limit
-        )
+        rows = [
+            EntrySummary.model_validate(r).model_dump()
+            for r in await store.list_entries(
+                conn, feed_id=feed_id, since=since, unread=args.unread, starred=args.starred, limit=args.limit
+            )
+        ]
     return (
         rows,
         lambda d: (
@@ -356,9 +353,10 @@ async def _entries(host: Host, args: argparse.Namespace) -> Result:
 
 async def _entry(host: Host, args: argparse.Namespace) -> Result:
     from modules.rss import store
+    from modules.rss.api.models import Entry
 
     async with host.require_pool().acquire() as conn:
-        row = await store.get_entry(conn, args.entry)
+        row = Entry.model_validate(await store.get_entry(conn, args.entry)).model_dump()
     return row, _entry_text
 
 

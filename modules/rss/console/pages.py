@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import html
 from typing import Any
-from urllib.parse import quote
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -21,8 +20,8 @@ from host.console import svg
 from host.console.render import add_templates, fragment, page
 from host.errors import UserError
 from host.module import ModuleContext
-from modules.rss.console import cursor
-from modules.rss.store import views
+from modules.rss.api import cursor
+from modules.rss.store import list_entries, views
 
 FEEDS_PER_PAGE = 100
 ENTRIES_PER_PAGE = 30
@@ -206,13 +205,13 @@ async def build(ctx: ModuleContext) -> APIRouter:
     async def detail(
         request: Request, feed_id: int, status: int = 200, errors: dict[str, str] | None = None, **extra: Any
     ) -> HTMLResponse:
-        before = cursor.decode(request.query_params.get("before"))
+        before = _before(request.query_params.get("before"))
         async with ctx.pool.acquire() as conn:
             try:
                 row = await views.feed(conn, feed_id)
             except UserError as exc:
                 return page(request, "error.html", 404, title="No such feed", message=str(exc))
-            entries = await views.entries(conn, feed_id, before=before, limit=ENTRIES_PER_PAGE)
+            entries = await list_entries(conn, feed_id=feed_id, before=before, limit=ENTRIES_PER_PAGE)
             fetches = await views.fetches(conn, feed_id)
             days = await views.per_day(conn, feed_id)
         row["health"] = health(row)
@@ -240,7 +239,9 @@ async def build(ctx: ModuleContext) -> APIRouter:
     @router.get("/feeds/{feed_id}/entries")
     async def more_entries(feed_id: int, before: str | None = None) -> HTMLResponse:
         async with ctx.pool.acquire() as conn:
-            entries = await views.entries(conn, feed_id, before=cursor.decode(before), limit=ENTRIES_PER_PAGE)
+            entries = await list_entries(
+                conn, feed_id=feed_id, before=_before(before), limit=ENTRIES_PER_PAGE
+            )
         return fragment("rss/entry_rows.html", entries=entries, more=_more(feed_id, entries))
 
     @router.post("/feeds/{feed_id}/settings", response_model=None)
@@ -349,11 +350,19 @@ def _more(feed_id: int, entries: list[dict[str, Any]]) -> dict[str, str] | None:
     if len(entries) < ENTRIES_PER_PAGE:
         return None
     last = entries[-1]
-    token = quote(cursor.encode(last["effective_at"], last["id"]))  # "+00:00": a raw + reads as a space
+    token = cursor.encode(last["effective_at"], last["id"])
     return {
         "href": f"/rss/feeds/{feed_id}?before={token}#entries",
         "fragment": f"/rss/feeds/{feed_id}/entries?before={token}",
     }
+
+
+def _before(raw: str | None) -> tuple[Any, int] | None:
+    """The position of an entry cursor (the API's), or None to start at the newest (a bad one too)."""
+    try:
+        return cursor.decode(raw) if raw else None
+    except cursor.BadCursor:
+        return None
 
 
 def _values(row: dict[str, Any]) -> dict[str, str]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from time import monotonic
 from typing import Any, Literal
@@ -68,11 +68,6 @@ class SearchResult:
     vector_score: float | None  # cosine similarity
     text_score: float | None  # ts_rank_cd
 
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["published"] = self.published.isoformat() if self.published else None
-        return d
-
 
 @dataclass(frozen=True, slots=True)
 class Coverage:
@@ -86,14 +81,6 @@ class Coverage:
     def fraction(self) -> float:
         return self.embedded / self.total if self.total else 1.0
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "embedded": self.embedded,
-            "total": self.total,
-            "fraction": round(self.fraction, 4),
-            "model": self.model,
-        }
-
 
 @dataclass(slots=True)
 class SearchResponse:
@@ -104,13 +91,10 @@ class SearchResponse:
     coverage: Coverage | None = None  # None: no embedder configured
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"results": [r.to_dict() for r in self.results], "mode": self.mode}
-        if self.degraded_reason:
-            d["degraded_reason"] = self.degraded_reason
-        if self.model:
-            d["model"] = self.model
-        d["coverage"] = self.coverage.to_dict() if self.coverage is not None else None
-        return d
+        """The JSON reply (api.models.SearchResults): the NATS service, the CLI and GET /api/v1/search."""
+        from modules.rss.api.models import SearchResults
+
+        return SearchResults.model_validate(self, from_attributes=True).model_dump(mode="json")
 
 
 def parse_since(raw: str) -> datetime:

@@ -6,6 +6,7 @@
 from modules.rss.store.entries import delete_entry, expire_entries, load_known, write
 from modules.rss.store.feeds import (
     EDITABLE,
+    EDITABLE_BOUNDS,
     FEED_COLUMNS,
     Claim,
     FeedRow,
@@ -19,11 +20,12 @@ from modules.rss.store.feeds import (
     update_feed,
     update_feed_meta,
 )
-from modules.rss.store.raw import RawSaved, delete_orphan_blobs, mark_parse_error, save_raw
+from modules.rss.store.raw import RawSaved, delete_orphan_blobs, get_raw, mark_parse_error, save_raw
 from modules.rss.store.reading import get_entry, list_entries, mark_entries
 
 __all__ = [
     "EDITABLE",
+    "EDITABLE_BOUNDS",
     "FEED_COLUMNS",
     "Claim",
     "FeedRow",
@@ -37,6 +39,7 @@ __all__ = [
     "finish_poll",
     "get_entry",
     "get_feed",
+    "get_raw",
     "list_entries",
     "list_feeds",
     "load_known",

@@ -30,6 +30,12 @@ EDITABLE = {
     "title": "title",
     "full_text": "full_text",
 }
+# The numeric ones: (lowest, highest, unit as the user gives it); the interval is stored in seconds.
+EDITABLE_BOUNDS = {
+    "interval": (1, 10080, "minutes"),
+    "retention": (1, 36500, "days"),
+    "lookback": (1, 168, "hours"),
+}
 
 
 @dataclass(slots=True)
@@ -113,16 +119,20 @@ async def get_feed(conn: asyncpg.Connection, ref: str | int) -> FeedRow:
     return FeedRow.from_record(row)
 
 
-async def list_feeds(conn: asyncpg.Connection, folder: str | None = None) -> list[dict[str, Any]]:
+async def list_feeds(
+    conn: asyncpg.Connection, folder: str | None = None, *, feed_id: int | None = None
+) -> list[dict[str, Any]]:
+    """Feeds with their poll state and entry count (all, a folder and its subfolders, or one feed)."""
     rows = await conn.fetch(
         f"""SELECT {", ".join("f." + c.strip() for c in FEED_COLUMNS.split(","))},
                    p.next_poll_at, p.last_polled_at, p.last_status, p.last_success_at, p.last_error, p.consecutive_errors,
                    p.total_errors, p.interval_s, p.interval_reason,
                    (SELECT count(*) FROM mod_rss.entries e WHERE e.feed_id = f.id) AS entries
             FROM mod_rss.feeds f JOIN mod_rss.poll_state p ON p.feed_id = f.id
-            WHERE $1::text IS NULL OR f.folder = $1 OR f.folder LIKE $1 || '/%'
+            WHERE ($1::text IS NULL OR f.folder = $1 OR f.folder LIKE $1 || '/%') AND ($2::bigint IS NULL OR f.id = $2)
             ORDER BY f.folder NULLS FIRST, f.id""",
         folder,
+        feed_id,
     )
     return [dict(r) for r in rows]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Any
 
 import asyncpg
 
@@ -68,3 +69,14 @@ async def delete_orphan_blobs(conn: asyncpg.Connection) -> int:
         """DELETE FROM mod_rss.raw_blobs b WHERE NOT EXISTS (SELECT 1 FROM mod_rss.raw_fetches r WHERE r.body_sha256 = b.sha256)"""
     )
     return int(result.split()[-1])
+
+
+async def get_raw(conn: asyncpg.Connection, raw_id: int) -> dict[str, Any] | None:
+    """One stored fetch with its exact headers and body (GET /api/v1/raw/{id}), or None."""
+    row = await conn.fetchrow(
+        """SELECT r.id, r.feed_id, r.url, r.status, r.fetched_at, r.headers, r.body_sha256, r.parse_error,
+                  b.size, b.body
+           FROM mod_rss.raw_fetches r JOIN mod_rss.raw_blobs b ON b.sha256 = r.body_sha256 WHERE r.id = $1""",
+        raw_id,
+    )
+    return dict(row) if row is not None else None

@@ -6,6 +6,7 @@ job rewrites.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -14,7 +15,7 @@ import asyncpg
 
 from host.errors import UserError
 
-_ENTRY_LIST = """SELECT e.id, e.feed_id, f.title AS feed_title, e.title, e.link, e.published, e.effective_at,
+_ENTRY_LIST = """SELECT e.id, e.message_id, e.feed_id, f.title AS feed_title, e.title, e.link, e.published, e.effective_at,
            e.reading_time_minutes, s.read_at, s.starred_at
     FROM mod_rss.entries e JOIN mod_rss.feeds f ON f.id = e.feed_id
     LEFT JOIN mod_rss.entry_state s ON s.entry_id = e.id"""
@@ -27,32 +28,46 @@ async def list_entries(
     since: datetime | None = None,
     unread: bool = False,
     starred: bool = False,
+    before: tuple[datetime, int] | None = None,
     limit: int = 20,
 ) -> list[dict[str, Any]]:
-    """Entries newest first (effective time: published, else first seen), with read/starred state."""
+    """Entries newest first (effective time: published, else first seen), with read/starred state.
+
+    `before` (effective_at, id) of the previous page's last entry continues after it (keyset paging).
+    Only the filters given become SQL conditions: `$1 IS NULL OR ...` in a generic plan (asyncpg
+    prepares statements) keeps the planner from using the (feed_id, effective_at, id) index."""
+    conds: list[str] = []
+    args: list[Any] = []
+
+    def arg(value: Any) -> str:
+        args.append(value)
+        return f"${len(args)}"
+
+    if feed_id is not None:
+        conds.append(f"e.feed_id = {arg(feed_id)}")
+    if since is not None:
+        conds.append(f"e.effective_at >= {arg(since)}")
+    if before is not None:
+        conds.append(f"(e.effective_at, e.id) < ({arg(before[0])}, {arg(before[1])})")
+    conds += ["s.read_at IS NULL"] if unread else []
+    conds += ["s.starred_at IS NOT NULL"] if starred else []
+    where = f"WHERE {' AND '.join(conds)}" if conds else ""
     rows = await conn.fetch(
-        f"""{_ENTRY_LIST}
-            WHERE ($1::bigint IS NULL OR e.feed_id = $1) AND ($2::timestamptz IS NULL OR e.effective_at >= $2)
-              AND (NOT $3 OR s.read_at IS NULL) AND (NOT $4 OR s.starred_at IS NOT NULL)
-            ORDER BY e.effective_at DESC, e.id DESC LIMIT $5""",
-        feed_id,
-        since,
-        unread,
-        starred,
-        limit,
+        f"{_ENTRY_LIST} {where} ORDER BY e.effective_at DESC, e.id DESC LIMIT {arg(limit)}", *args
     )
     return [dict(r) for r in rows]
 
 
-async def get_entry(conn: asyncpg.Connection, entry_id: int) -> dict[str, Any]:
-    """One entry to read: metadata, plain text, enclosures, state; or one clear error."""
+async def get_entry(conn: asyncpg.Connection, entry_id: int | uuid.UUID) -> dict[str, Any]:
+    """One entry to read, by id or message id: metadata, plain text, enclosures, state; or one clear error."""
+    key = "e.message_id" if isinstance(entry_id, uuid.UUID) else "e.id"
     row = await conn.fetchrow(
-        """SELECT e.id, e.feed_id, f.title AS feed_title, e.title, e.link, e.published, e.effective_at,
+        f"""SELECT e.id, e.feed_id, f.title AS feed_title, e.title, e.link, e.published, e.effective_at,
                   e.authors, e.categories, e.enclosures, e.content_text, e.reading_time_minutes, e.message_id,
                   s.read_at, s.starred_at
            FROM mod_rss.entries e JOIN mod_rss.feeds f ON f.id = e.feed_id
            LEFT JOIN mod_rss.entry_state s ON s.entry_id = e.id
-           WHERE e.id = $1""",
+           WHERE {key} = $1""",
         entry_id,
     )
     if row is None:

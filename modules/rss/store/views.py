@@ -4,7 +4,6 @@ costs the same at 2,000 feeds and 100,000 entries as at ten."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 import asyncpg
@@ -60,26 +59,6 @@ async def feed(conn: asyncpg.Connection, feed_id: int) -> dict[str, Any]:
     if row is None:
         raise UserError(f"no feed {feed_id}", "it may have been removed")
     return dict(row)
-
-
-async def entries(
-    conn: asyncpg.Connection, feed_id: int | None, *, before: tuple[datetime, int] | None, limit: int
-) -> list[dict[str, Any]]:
-    """Entries newest first after a keyset cursor (effective time, id): infinite scroll costs one index
-    range per page however deep it goes."""
-    rows = await conn.fetch(
-        """SELECT e.id, e.feed_id, f.title AS feed_title, e.title, e.link, e.published, e.effective_at,
-                  e.revision, jsonb_array_length(e.enclosures) AS enclosures, e.word_count
-           FROM mod_rss.entries e JOIN mod_rss.feeds f ON f.id = e.feed_id
-           WHERE ($1::bigint IS NULL OR e.feed_id = $1)
-             AND ($2::timestamptz IS NULL OR (e.effective_at, e.id) < ($2, $3))
-           ORDER BY e.effective_at DESC, e.id DESC LIMIT $4""",
-        feed_id,
-        before[0] if before else None,
-        before[1] if before else 0,
-        limit,
-    )
-    return [dict(r) for r in rows]
 
 
 async def fetches(conn: asyncpg.Connection, feed_id: int, limit: int = 20) -> list[dict[str, Any]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urljoin
 
 import asyncpg
@@ -170,6 +171,15 @@ class Imported:
     already_present: int
     refused: list[tuple[str, str]]  # (url as written, why)
     outcomes: list[tuple[str, str]]  # every feed of the document in order: (url as written, what happened)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The shape of api.models.OpmlImportResult (`rss import --json`, POST /api/v1/opml)."""
+        return {
+            "added": len(self.added),
+            "already_present": self.already_present,
+            "refused": [{"url": u, "reason": why} for u, why in self.refused],
+            "feed_ids": self.added,
+        }
 
 
 async def import_opml(conn: asyncpg.Connection, data: bytes, *, allow_private_networks: bool) -> Imported:

@@ -1,0 +1,240 @@
+"""Typed shapes of the rss module's data, shared by the REST API, `feedeater rss ... --json` and the NATS
+search service: one definition per shape, so the three never drift apart.
+
+Rows from `modules.rss.store` validate straight into these models (`Feed.model_validate(row)`); writes
+come in as `FeedCreate` / `FeedPatch` and leave through the same store functions the CLI uses.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from host.web.models import ApiError, Context, ContextDetail
+from modules.rss.store.feeds import EDITABLE_BOUNDS
+
+__all__ = [
+    "ApiError",
+    "Context",
+    "ContextDetail",
+    "Coverage",
+    "Enclosure",
+    "Entry",
+    "EntryPage",
+    "EntrySummary",
+    "Feed",
+    "FeedCreate",
+    "FeedPatch",
+    "FetchSummary",
+    "OpmlImportResult",
+    "RawFetch",
+    "Refused",
+    "SearchHit",
+    "SearchResults",
+]
+
+FeedState = str  # "ok", "new", "disabled", "dead", "failing ×N" (modules.rss.cli.feed_state)
+
+
+class Feed(BaseModel):
+    """A subscription with its poll state (`feedeater rss list --json`, GET /feeds)."""
+
+    id: int
+    url: str
+    title: str
+    site_url: str | None
+    description: str
+    format: str | None
+    folder: str | None
+    enabled: bool
+    interval_override_s: int | None = Field(description="fixed poll interval; null: adaptive")
+    retention_days: int | None
+    lookback_hours: int | None
+    full_text: bool
+    dead: bool
+    stale: bool
+    created_at: datetime
+    next_poll_at: datetime | None
+    last_polled_at: datetime | None
+    last_status: int | None
+    last_success_at: datetime | None
+    last_error: str | None
+    consecutive_errors: int
+    total_errors: int
+    interval_s: float | None = Field(description="the adaptive interval the scheduler chose")
+    interval_reason: str | None
+    entries: int
+    state: FeedState
+
+
+def _bounded(key: str) -> Any:
+    """An optional number within the bounds `rss set` enforces for this override."""
+    low, high, unit = EDITABLE_BOUNDS[key]
+    return Field(default=None, ge=low, le=high, description=f"{unit} ({low}–{high}); null: the default")
+
+
+class FeedCreate(BaseModel):
+    """Subscribe to a feed, or to a page that advertises one (validated by fetching it, as `rss add`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(min_length=1, max_length=2048, examples=["https://example.org/feed.xml"])
+    folder: str | None = Field(default=None, max_length=500)
+    interval_minutes: float | None = _bounded("interval")
+
+
+class FeedPatch(BaseModel):
+    """Per-feed overrides (`feedeater rss set`). Absent fields stay; null resets interval, retention,
+    lookback and folder to their defaults."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: str | None = Field(default=None, max_length=1000)
+    folder: str | None = Field(default=None, max_length=500)
+    enabled: bool | None = None
+    full_text: bool | None = None
+    interval_minutes: float | None = _bounded("interval")
+    retention_days: int | None = _bounded("retention")
+    lookback_hours: int | None = _bounded("lookback")
+
+    def changes(self) -> dict[str, Any]:
+        """The `store.update_feed` changes (keys of store.EDITABLE) for the fields that were sent."""
+        names = {
+            "title": "title",
+            "folder": "folder",
+            "enabled": "enabled",
+            "full_text": "full_text",
+            "interval_minutes": "interval",
+            "retention_days": "retention",
+            "lookback_hours": "lookback",
+        }
+        out: dict[str, Any] = {}
+        for field in self.model_fields_set:
+            value = getattr(self, field)
+            if value is None and field in ("title", "enabled", "full_text"):
+                continue  # these have no default to reset to: null means "leave it"
+            if field == "interval_minutes" and value is not None:
+                value = round(value * 60)
+            if field == "folder":
+                value = value.strip().strip("/") or None if value else None
+            out[names[field]] = value
+        return out
+
+
+class EntrySummary(BaseModel):
+    """One entry in a listing (`feedeater rss entries --json`, GET /feeds/{id}/entries)."""
+
+    id: int
+    message_id: uuid.UUID = Field(description="the entry's MessageCreated message id on the bus")
+    feed_id: int
+    feed_title: str
+    title: str
+    link: str | None
+    published: datetime | None
+    effective_at: datetime = Field(description="published, else first seen: the listing's order")
+    reading_time_minutes: int
+    read_at: datetime | None
+    starred_at: datetime | None
+
+
+class Enclosure(BaseModel):
+    url: str
+    type: str | None = None
+    length: int | None = None
+
+
+class Entry(EntrySummary):
+    """One entry to read (`feedeater rss entry --json`, GET /entries/{uid})."""
+
+    authors: list[str]
+    categories: list[str]
+    enclosures: list[Enclosure]
+    content_text: str
+
+
+class EntryPage(BaseModel):
+    """A page of entries, newest first; pass `next_cursor` back as `cursor` for the next page."""
+
+    items: list[EntrySummary]
+    next_cursor: str | None = Field(description="opaque; null on the last page")
+
+
+class RawFetch(BaseModel):
+    """A stored raw response: the exact headers and bytes a poll received, before parsing."""
+
+    id: int
+    feed_id: int
+    url: str
+    status: int
+    fetched_at: datetime
+    headers: dict[str, str]
+    body_sha256: str
+    size: int
+    parse_error: str | None
+    body_base64: str = Field(description="the body exactly as received (GET /raw/{id}/body serves it raw)")
+
+
+class FetchSummary(BaseModel):
+    """What fetching feeds now did (`rss add`, `rss import`, POST /feeds/{id}/refetch)."""
+
+    feeds: int
+    fetched: int
+    failed: dict[str, str] = Field(description="feed id → the error of its fetch")
+    new_entries: int
+
+
+class Refused(BaseModel):
+    url: str
+    reason: str
+
+
+class OpmlImportResult(BaseModel):
+    """`feedeater rss import --json`, POST /opml."""
+
+    added: int
+    already_present: int
+    refused: list[Refused]
+    feed_ids: list[int]
+    fetch: FetchSummary | None = None
+
+
+class SearchHit(BaseModel):
+    entry_id: int
+    message_id: uuid.UUID
+    feed_id: int
+    feed_title: str
+    title: str
+    link: str | None
+    published: datetime | None
+    snippet: str = Field(description="plain text; matched words between « and »")
+    mode: Literal["hybrid", "text", "vector"] = Field(description="which side(s) found this entry")
+    score: float
+    vector_score: float | None
+    text_score: float | None
+
+
+class Coverage(BaseModel):
+    """How much of the searched set is embedded with the current model."""
+
+    embedded: int
+    total: int
+    fraction: float
+    model: str | None
+
+    @field_validator("fraction")
+    @classmethod
+    def _rounded(cls, value: float) -> float:
+        return round(value, 4)
+
+
+class SearchResults(BaseModel):
+    """A search reply (`feedeater search --json`, NATS `feedeater.rss.search`, GET /search)."""
+
+    results: list[SearchHit]
+    mode: Literal["hybrid", "text", "vector"]
+    degraded_reason: str | None = None
+    model: str | None = None
+    coverage: Coverage | None

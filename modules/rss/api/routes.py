@@ -1,0 +1,244 @@
+"""The rss module's REST API v1, mounted by the host under /api/v1 (Manifest.routes).
+
+A thin typed edge: every handler calls the store, subscription and search functions the CLI calls (so
+writes behave exactly like `feedeater rss ...`), and answers with the models in api/models.py. Auth and
+the error shape come from the host (host.web.auth, host.web.errors).
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from datetime import datetime
+from typing import Annotated, Any
+
+import asyncpg
+from fastapi import APIRouter, Body, Path, Query, Response
+
+from host.errors import UserError
+from host.module import ModuleContext
+from host.web.errors import HttpError, not_found
+from modules.rss import store
+from modules.rss.api import cursor
+from modules.rss.api.models import (
+    Entry,
+    EntryPage,
+    EntrySummary,
+    Feed,
+    FeedCreate,
+    FeedPatch,
+    FetchSummary,
+    OpmlImportResult,
+    RawFetch,
+    SearchResults,
+)
+from modules.rss.cli import feed_state, fetch_now
+
+BIGINT = 2**63 - 1
+FeedId = Annotated[int, Path(ge=1, le=BIGINT, description="feed id (from GET /api/v1/feeds)")]
+FETCH_ID_HINT = "raw fetch ids come from the poll log and `feedeater rss show`"
+LIST_HINT = "list feeds with GET /api/v1/feeds"
+OPML_TYPES = ["text/x-opml", "application/xml", "text/xml"]
+MAX_OPML_BYTES = 10 * 1024 * 1024
+
+
+async def _feed(conn: asyncpg.Connection, feed_id: int) -> Feed:
+    rows = await store.list_feeds(conn, feed_id=feed_id)
+    if not rows:
+        raise not_found(f"feed {feed_id}", LIST_HINT)
+    return Feed.model_validate({**rows[0], "state": feed_state(rows[0])})
+
+
+def _since(raw: str | None) -> datetime | None:
+    from modules.rss.search.query import parse_since
+
+    return parse_since(raw) if raw else None
+
+
+def _entry_ref(uid: str) -> int | uuid.UUID:
+    """An entry id (digits) or its message id (UUID); anything else is no entry."""
+    if uid.isascii() and uid.isdigit() and 0 < int(uid) <= BIGINT:
+        return int(uid)
+    try:
+        return uuid.UUID(uid)
+    except ValueError:
+        raise not_found(
+            f"entry {uid!r}", "give an entry id or its message id (from a listing or a search)"
+        ) from None
+
+
+async def build(ctx: ModuleContext) -> APIRouter:
+    from modules.rss.search.query import CoverageCache, parse_request, search
+    from modules.rss.subscriptions import subscribe
+    from modules.rss.subscriptions.opml import OpmlError
+
+    router = APIRouter()
+    pool = ctx.pool
+    coverage_cache = CoverageCache()
+
+    # -- feeds -----------------------------------------------------------------------------------
+    @router.get("/feeds", summary="Subscriptions with their poll state")
+    async def list_feeds(
+        folder: str | None = Query(default=None, max_length=500, description="a folder and its subfolders"),
+    ) -> list[Feed]:
+        async with pool.acquire() as conn:
+            rows = await store.list_feeds(conn, folder)
+        return [Feed.model_validate({**r, "state": feed_state(r)}) for r in rows]
+
+    @router.post(
+        "/feeds",
+        status_code=201,
+        summary="Subscribe (the URL is fetched and validated first, as `rss add`)",
+        responses={200: {"model": Feed, "description": "already subscribed"}},
+    )
+    async def add_feed(body: FeedCreate, response: Response) -> Feed:
+        async with pool.acquire() as conn:
+            row, created = await subscribe.subscribe(
+                conn,
+                ctx.state["fetcher"],
+                body.url,
+                folder=body.folder,
+                interval_minutes=body.interval_minutes,
+            )
+            if not created:
+                response.status_code = 200
+            return await _feed(conn, row.id)
+
+    @router.get("/feeds/{feed_id}", summary="One subscription with its poll state")
+    async def get_feed(feed_id: FeedId) -> Feed:
+        async with pool.acquire() as conn:
+            return await _feed(conn, feed_id)
+
+    @router.patch("/feeds/{feed_id}", summary="Change per-feed overrides (as `rss set`)")
+    async def patch_feed(feed_id: FeedId, body: FeedPatch) -> Feed:
+        changes = body.changes()
+        async with pool.acquire() as conn, conn.transaction():
+            await _feed(conn, feed_id)
+            if changes:
+                await store.update_feed(conn, feed_id, changes)
+            return await _feed(conn, feed_id)
+
+    @router.delete("/feeds/{feed_id}", status_code=204, summary="Unsubscribe (deletes its entries)")
+    async def delete_feed(feed_id: FeedId) -> Response:
+        async with pool.acquire() as conn, conn.transaction():
+            await _feed(conn, feed_id)
+            await store.remove_feed(conn, feed_id)
+        return Response(status_code=204)
+
+    @router.post("/feeds/{feed_id}/refetch", summary="Fetch the feed now, due or not")
+    async def refetch(feed_id: FeedId) -> FetchSummary:
+        async with pool.acquire() as conn:
+            feed = await _feed(conn, feed_id)
+        if not feed.enabled or feed.dead:
+            fix = f'enable it first: PATCH /api/v1/feeds/{feed_id} with {{"enabled": true}}'
+            raise HttpError(409, f"feed {feed_id} is {feed.state}", fix)
+        return FetchSummary.model_validate(await fetch_now(ctx, [feed_id]))
+
+    @router.get("/feeds/{feed_id}/entries", summary="A feed's entries, newest first, one page at a time")
+    async def feed_entries(
+        feed_id: FeedId,
+        since: str | None = Query(default=None, max_length=40, description="ISO 8601 date or time"),
+        cursor_: str | None = Query(
+            default=None, alias="cursor", max_length=200, description="next_cursor of the previous page"
+        ),
+        limit: int = Query(default=50, ge=1, le=1000),
+    ) -> EntryPage:
+        try:
+            before = cursor.decode(cursor_) if cursor_ is not None else None
+        except cursor.BadCursor:
+            raise HttpError(
+                400, "the cursor is not one this API gave", "pass next_cursor from the previous page as is"
+            ) from None
+        after = _since(since)
+        async with pool.acquire() as conn:
+            if not await conn.fetchval("SELECT 1 FROM mod_rss.feeds WHERE id = $1", feed_id):
+                raise not_found(f"feed {feed_id}", LIST_HINT)
+            rows = await store.list_entries(
+                conn, feed_id=feed_id, since=after, before=before, limit=limit + 1
+            )
+        items = [EntrySummary.model_validate(r) for r in rows[:limit]]
+        last = items[-1] if len(rows) > limit else None
+        return EntryPage(
+            items=items, next_cursor=cursor.encode(last.effective_at, last.id) if last is not None else None
+        )
+
+    # -- entries and raw fetches -------------------------------------------------------------------
+    @router.get("/entries/{uid}", summary="One entry by id or message id")
+    async def get_entry(uid: str = Path(max_length=64)) -> Entry:
+        ref = _entry_ref(uid)
+        async with pool.acquire() as conn:
+            try:
+                row = await store.get_entry(conn, ref)
+            except UserError:
+                raise not_found(f"entry {uid}", "list entries with GET /api/v1/feeds/{id}/entries") from None
+        return Entry.model_validate(row)
+
+    async def _raw(fetch_id: int) -> dict[str, Any]:
+        async with pool.acquire() as conn:
+            row = await store.get_raw(conn, fetch_id)
+        if row is None:
+            raise not_found(f"raw fetch {fetch_id} (only the newest few per feed are kept)", FETCH_ID_HINT)
+        return row
+
+    @router.get("/raw/{fetch_id}", summary="A stored raw response: headers and body (base64)")
+    async def get_raw(fetch_id: int = Path(ge=1, le=BIGINT)) -> RawFetch:
+        row = await _raw(fetch_id)
+        return RawFetch.model_validate({**row, "body_base64": base64.b64encode(row["body"]).decode()})
+
+    @router.get(
+        "/raw/{fetch_id}/body",
+        summary="A stored raw response's body, byte for byte, with its original Content-Type",
+        response_class=Response,
+        responses={200: {"content": {"application/octet-stream": {}}}},
+    )
+    async def get_raw_body(fetch_id: int = Path(ge=1, le=BIGINT)) -> Response:
+        row = await _raw(fetch_id)
+        headers = {k.lower(): v for k, v in row["headers"].items()}
+        return Response(row["body"], media_type=headers.get("content-type", "application/octet-stream"))
+
+    # -- search ----------------------------------------------------------------------------------
+    @router.get("/search", summary="Hybrid search (semantic + full text), as `feedeater search`")
+    async def search_entries(
+        q: str = Query(min_length=1, max_length=1000, description='words, "a phrase", or -excluded'),
+        feed: int | None = Query(default=None, ge=1, le=BIGINT),
+        folder: str | None = Query(default=None, max_length=500),
+        since: str | None = Query(default=None, max_length=40, description="ISO 8601 date or time"),
+        limit: int = Query(default=10, ge=1, le=100),
+    ) -> SearchResults:
+        fields = {"query": q, "feed": feed, "folder": folder, "since": since, "limit": limit}
+        query = parse_request({k: v for k, v in fields.items() if v is not None})
+        response = await search(pool, ctx.ai, query, coverage_cache=coverage_cache)
+        return SearchResults.model_validate(response, from_attributes=True)
+
+    # -- OPML ------------------------------------------------------------------------------------
+    @router.get(
+        "/opml",
+        summary="Export every subscription as OPML",
+        response_class=Response,
+        responses={200: {"content": {"text/x-opml": {}}}},
+    )
+    async def export_opml() -> Response:
+        async with pool.acquire() as conn:
+            data = await subscribe.export(conn)
+        return Response(data, media_type="text/x-opml; charset=utf-8")
+
+    @router.post("/opml", summary="Import an OPML document (idempotent; feeds are polled by the poll job)")
+    async def import_opml(
+        body: bytes = Body(
+            default=b"",
+            media_type="text/x-opml",
+            openapi_examples={"opml": {"value": "<opml version='2.0'>…</opml>"}},
+        ),
+    ) -> OpmlImportResult:
+        if len(body) > MAX_OPML_BYTES:
+            raise HttpError(413, "the OPML document is larger than 10 MiB", "split it into several imports")
+        try:
+            async with pool.acquire() as conn:
+                imported = await subscribe.import_opml(
+                    conn, body, allow_private_networks=bool(ctx.settings["allow_private_networks"])
+                )
+        except OpmlError as exc:
+            raise HttpError(400, f"cannot import this OPML: {exc}", "send an OPML 1.0/2.0 document") from None
+        return OpmlImportResult.model_validate(imported.as_dict())
+
+    return router
