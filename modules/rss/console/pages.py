@@ -77,6 +77,12 @@ def health(row: dict[str, Any]) -> tuple[str, str]:
     return "ok", "ok"
 
 
+def _annotate(row: dict[str, Any]) -> None:
+    """What the feed table and the feed page show beside the columns: state and schedule in words."""
+    row["health"] = health(row)
+    row["schedule"] = schedule_text(row)
+
+
 def tree(folders: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Folder paths → tree rows (path, name, depth, feeds under it, failing under it), parents first (pure)."""
     totals: dict[str, list[int]] = {}
@@ -126,8 +132,7 @@ async def build(ctx: ModuleContext) -> APIRouter:
             )
             folder_rows = await views.folders(conn)
         for r in rows:
-            r["health"] = health(r)
-            r["schedule"] = schedule_text(r)
+            _annotate(r)
         return page(
             request,
             "rss/feeds.html",
@@ -214,8 +219,7 @@ async def build(ctx: ModuleContext) -> APIRouter:
             entries = await list_entries(conn, feed_id=feed_id, before=before, limit=ENTRIES_PER_PAGE)
             fetches = await views.fetches(conn, feed_id)
             days = await views.per_day(conn, feed_id)
-        row["health"] = health(row)
-        row["schedule"] = schedule_text(row)
+        _annotate(row)
         return page(
             request,
             "rss/feed.html",
