@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -59,37 +60,55 @@ def per_minute(rows: list[asyncpg.Record], minutes: int = SPARK_MINUTES) -> list
     return out
 
 
+async def _outbox_status(pool: asyncpg.Pool) -> outbox.OutboxStatus:
+    async with pool.acquire() as conn:
+        return await outbox.status(conn)
+
+
 async def load(host: Host) -> Overview:
-    async with host.require_pool().acquire() as conn:
-        version = await conn.fetchval("SHOW server_version")
-        status = await outbox.status(conn)
-        events = await conn.fetch(
+    """The queries run concurrently on the pool's connections: on a busy machine the page then waits for
+    the slowest one, not for their sum."""
+    pool = host.require_pool()
+    declared = [(name, job.name) for name, spec in host.specs.items() for job in spec.manifest.jobs]
+    version, status, events, polls, runs, units, enabled_rows = await asyncio.gather(
+        pool.fetchval("SHOW server_version"),
+        _outbox_status(pool),
+        pool.fetch(
             """SELECT floor(extract(epoch FROM now() - created_at) / 60) AS ago, count(*) AS n
                FROM host.outbox WHERE created_at > now() - make_interval(mins => $1) GROUP BY 1""",
             SPARK_MINUTES,
-        )
-        polls = await conn.fetch(
+        ),
+        pool.fetch(
             """SELECT floor(extract(epoch FROM now() - started_at) / 60) AS ago,
                       sum((metrics ->> $3)::bigint) AS n
                FROM host.job_runs WHERE module = $1 AND job = $2 AND started_at > now() - make_interval(mins => $4)
                GROUP BY 1""",
             *POLL_JOB,
             SPARK_MINUTES,
-        )
-        runs = await conn.fetch(
-            """SELECT DISTINCT ON (module, job) module, job, started_at, status, error,
-                      extract(epoch FROM finished_at - started_at) AS seconds,
-                      (SELECT count(*) FROM host.job_runs f WHERE f.module = r.module AND f.job = r.job
-                         AND f.status = 'failed' AND f.started_at > now() - interval '1 day') AS failures
-               FROM host.job_runs r ORDER BY module, job, started_at DESC"""
-        )
-        units = await conn.fetch(
+        ),
+        # One index range per declared job (job_runs_by_job), however many runs a week leaves behind.
+        pool.fetch(
+            """SELECT j.module, j.job, r.started_at, r.status, r.error, r.seconds, f.failures
+               FROM unnest($1::text[], $2::text[]) AS j(module, job)
+               LEFT JOIN LATERAL (
+                   SELECT started_at, status, error, extract(epoch FROM finished_at - started_at) AS seconds
+                   FROM host.job_runs WHERE module = j.module AND job = j.job ORDER BY started_at DESC LIMIT 1
+               ) r ON true
+               LEFT JOIN LATERAL (
+                   SELECT count(*) AS failures FROM host.job_runs WHERE module = j.module AND job = j.job
+                     AND status = 'failed' AND started_at > now() - interval '1 day'
+               ) f ON true
+               WHERE r.started_at IS NOT NULL""",
+            [m for m, _ in declared],
+            [j for _, j in declared],
+        ),
+        pool.fetch(
             """SELECT host_id, module, name, kind, state, restarts, last_error, pending, updated_at
                FROM host.service_state WHERE updated_at > now() - interval '1 minute' ORDER BY module, name"""
-        )
-        enabled = {
-            r["name"]: r["enabled"] for r in await conn.fetch("SELECT name, enabled FROM host.modules")
-        }
+        ),
+        pool.fetch("SELECT name, enabled FROM host.modules"),
+    )
+    enabled = {r["name"]: r["enabled"] for r in enabled_rows}
     last = {(r["module"], r["job"]): r for r in runs}
     modules = []
     for name, spec in host.specs.items():
