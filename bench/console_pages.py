@@ -26,7 +26,6 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ if str(REPO) not in sys.path:
 
 import httpx  # noqa: E402
 
+from bench import seed_entries  # noqa: E402
 from host.config import HostConfig  # noqa: E402
 from host.runtime import Host  # noqa: E402
 from host.services import free_port  # noqa: E402
@@ -101,43 +101,14 @@ async def load(pool: Any, feeds: int, per_feed: int) -> dict[str, float]:
                 at = NOW - timedelta(minutes=(k * 1728 + n) % 86400)  # spread over 60 days
                 body = _text(i, 60)
                 records.append(
-                    (
-                        feed_id,
-                        f"g{i}",
-                        "id",
-                        uuid.uuid5(uuid.NAMESPACE_URL, f"g{i}"),
-                        _text(i, 6),
-                        f"https://example.com/{feed_id}/{k}",
-                        f"<p>{body}</p><p><a href='https://example.com/'>more</a></p>",
-                        body,
-                        60,
-                        hashlib.sha256(body.encode()).hexdigest(),
-                        at,
-                        at,
-                        at,
-                        at,
+                    seed_entries.record(
+                        feed_id, i, _text(i, 6), body, hashlib.sha256(body.encode()).hexdigest(), at
                     )
                 )
-        await conn.copy_records_to_table(
-            "entries",
-            schema_name="mod_rss",
-            columns=[
-                "feed_id",
-                "guid",
-                "guid_source",
-                "message_id",
-                "title",
-                "link",
-                "content_html",
-                "content_text",
-                "word_count",
-                "content_hash",
-                "published",
-                "first_seen",
-                "last_seen",
-                "effective_at",
-            ],
-            records=records,
+        await seed_entries.copy_entries(conn, records)
+        await conn.execute(
+            """UPDATE mod_rss.entries SET link = 'https://example.com/' || feed_id || '/' || id, word_count = 60,
+                   content_html = '<p>' || content_text || '</p><p><a href="https://example.com/">more</a></p>'"""
         )
         blob = b"<rss/>" * 1000
         sha = hashlib.sha256(blob).hexdigest()

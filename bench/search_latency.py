@@ -30,7 +30,6 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -42,6 +41,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from bench import seed_entries  # noqa: E402
 from host.ai import AIServices, LocalEmbedder  # noqa: E402
 from host.config import HostConfig  # noqa: E402
 from host.runtime import Host  # noqa: E402
@@ -121,38 +121,11 @@ async def load(
             title, body = " ".join(text.split()[:6]), " ".join(text.split()[6:])
             at = NOW - timedelta(minutes=i)
             records.append(
-                (
-                    feed_ids[i % 200],
-                    f"g{i}",
-                    "id",
-                    uuid.uuid5(uuid.NAMESPACE_URL, f"g{i}"),
-                    title,
-                    body,
-                    hashlib.sha256(text.encode()).hexdigest(),
-                    at,
-                    at,
-                    at,
-                    at,
+                seed_entries.record(
+                    feed_ids[i % 200], i, title, body, hashlib.sha256(text.encode()).hexdigest(), at
                 )
             )
-        await conn.copy_records_to_table(
-            "entries",
-            schema_name="mod_rss",
-            columns=[
-                "feed_id",
-                "guid",
-                "guid_source",
-                "message_id",
-                "title",
-                "content_text",
-                "content_hash",
-                "published",
-                "first_seen",
-                "last_seen",
-                "effective_at",
-            ],
-            records=records,
-        )
+        await seed_entries.copy_entries(conn, records)
         timings["load_entries_s"] = time.perf_counter() - started
         started = time.perf_counter()
         await conn.execute("CREATE TEMP TABLE vecs (entry_id bigint, embedding vector)")

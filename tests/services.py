@@ -72,9 +72,9 @@ def admin_url(pg: EmbeddedPostgres, database: str = "postgres") -> str:
 
 
 @contextlib.asynccontextmanager
-async def fresh_database(pg: EmbeddedPostgres) -> AsyncIterator[str]:
-    """A new empty database on `pg` (its URL), dropped afterwards."""
-    name = f"t_{uuid.uuid4().hex[:12]}"
+async def fresh_database(pg: EmbeddedPostgres, prefix: str = "t") -> AsyncIterator[str]:
+    """A new, empty database on `pg` (its URL), dropped afterwards."""
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
     admin = await asyncpg.connect(admin_url(pg))
     try:
         await admin.execute(f"CREATE DATABASE {name}")

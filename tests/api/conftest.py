@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import asyncpg
 import httpx
 import pytest
 
@@ -21,7 +19,7 @@ from host import tokens
 from host.runtime import Host
 from host.services import EmbeddedPostgres
 from tests.feedserver import FeedServer
-from tests.services import admin_url, make_host, until
+from tests.services import fresh_database, make_host, until
 
 
 @dataclass
@@ -38,25 +36,19 @@ class Api:
 
 @pytest.fixture(scope="module")
 async def module_db(pg_server: EmbeddedPostgres) -> AsyncIterator[str]:
-    name = f"api_{uuid.uuid4().hex[:12]}"
-    admin = await asyncpg.connect(admin_url(pg_server))
-    try:
-        await admin.execute(f"CREATE DATABASE {name}")
-    finally:
-        await admin.close()
-    yield admin_url(pg_server, name)
-    admin = await asyncpg.connect(admin_url(pg_server))
-    try:
-        await admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-    finally:
-        await admin.close()
+    """A database for this test module's host (tests in a module share the host and its data)."""
+    async with fresh_database(pg_server, "api") as url:
+        yield url
 
 
 async def running(
     home: Path, database_url: str, nats_url: str, *, http_host: str = "127.0.0.1"
 ) -> tuple[Host, asyncio.Event, asyncio.Task[None]]:
     """A host running `run` (as `feedeater run` does) on a free port of `http_host`, once it serves."""
-    h = make_host(home, database_url, nats_url, host_id=f"api-{home.name}")
+    # No embedding model: search answers from full text, and nothing spends CPU embedding test entries.
+    h = make_host(
+        home, database_url, nats_url, host_id=f"api-{home.name}", env={"FEEDEATER_RSS_EMBEDDER": "none"}
+    )
     h.config = dataclasses.replace(h.config, http_host=http_host)
     await h.open(connect_bus=False)
     stop = asyncio.Event()

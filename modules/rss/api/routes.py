@@ -92,6 +92,8 @@ async def build(ctx: ModuleContext) -> APIRouter:
         responses={200: {"model": Feed, "description": "already subscribed"}},
     )
     async def add_feed(body: FeedCreate, response: Response) -> Feed:
+        # Validate (fetch, maybe discover) before taking a connection: that can take seconds.
+        validated = await subscribe.validate(ctx.state["fetcher"], body.url)
         async with pool.acquire() as conn:
             row, created = await subscribe.subscribe(
                 conn,
@@ -99,6 +101,7 @@ async def build(ctx: ModuleContext) -> APIRouter:
                 body.url,
                 folder=body.folder,
                 interval_minutes=body.interval_minutes,
+                validated=validated,
             )
             if not created:
                 response.status_code = 200
@@ -151,11 +154,12 @@ async def build(ctx: ModuleContext) -> APIRouter:
             ) from None
         after = _since(since)
         async with pool.acquire() as conn:
-            if not await conn.fetchval("SELECT 1 FROM mod_rss.feeds WHERE id = $1", feed_id):
-                raise not_found(f"feed {feed_id}", LIST_HINT)
             rows = await store.list_entries(
                 conn, feed_id=feed_id, since=after, before=before, limit=limit + 1
             )
+            # One round trip per page: whether the feed exists matters only when the page is empty.
+            if not rows and not await conn.fetchval("SELECT 1 FROM mod_rss.feeds WHERE id = $1", feed_id):
+                raise not_found(f"feed {feed_id}", LIST_HINT)
         items = [EntrySummary.model_validate(r) for r in rows[:limit]]
         last = items[-1] if len(rows) > limit else None
         return EntryPage(
