@@ -67,16 +67,11 @@ def schedule_text(row: dict[str, Any]) -> str:
 
 
 def health(row: dict[str, Any]) -> tuple[str, str]:
-    """(label, css class) of a feed's state (pure)."""
-    if row["dead"]:
-        return "dead", "bad"
-    if not row["enabled"]:
-        return "disabled", ""
-    if row["consecutive_errors"]:
-        return f"failing ×{row['consecutive_errors']}" + (" · stale" if row["stale"] else ""), "bad"
-    if row["last_polled_at"] is None:
-        return "new", ""
-    return "ok", "ok"
+    """(label, css class) of a feed's state: the CLI's words (`rss list`), coloured (pure)."""
+    from modules.rss.cli import feed_state
+
+    label = feed_state(row)
+    return label, "ok" if label == "ok" else "bad" if label == "dead" or label.startswith("failing") else ""
 
 
 def _annotate(row: dict[str, Any]) -> None:
