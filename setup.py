@@ -10,5 +10,11 @@ from setuptools import find_packages, setup
 setup(
     packages=[*find_packages(include=["host", "host.*", "modules", "modules.*"]), "feedeater_migrations"],
     package_dir={"feedeater_migrations": "migrations"},
-    package_data={"feedeater_migrations": ["*/*.sql"]},
+    package_data={
+        "feedeater_migrations": ["*/*.sql"],
+        # The web console's templates and static files (host/console, each module's console package).
+        "host.console": ["templates/*.html", "static/*"],
+        "modules.rss.console": ["templates/rss/*.html"],
+        "modules.digest.console": ["templates/digest/*.html"],
+    },
 )

@@ -98,6 +98,7 @@ async def cmd_run(host: Host, args: argparse.Namespace) -> int:
         f"feedeater: data in {host.config.home}\n"
         f"  postgres: {_redacted(host.endpoints.database_url)}\n"
         f"  nats:     {host.endpoints.nats_url}\n"
+        f"  console:  http://{host.config.http_host}:{host.config.http_port or '<free port>'}/\n"
         f"  health:   http://{host.config.http_host}:{host.config.http_port or '<free port>'}/healthz"
         " (and /metrics)",
         file=sys.stderr,
@@ -429,20 +430,12 @@ async def cmd_bus_tail(host: Host, args: argparse.Namespace) -> int:
 
 def event_line(subject: str, body: Any) -> str:
     """One event on one line: time, type, who/what it is about, subject (FeedEater wire format)."""
+    from host.events import describe
+
     if not isinstance(body, dict):
         return textfmt.fit(f"{subject}  {body}", textfmt.terminal_columns())
-    message = body.get("message") if isinstance(body.get("message"), dict) else None
-    context = body.get("context") if isinstance(body.get("context"), dict) else None
-    if message is not None:
-        at = str(message.get("createdAt", ""))
-        tags = message.get("tags") if isinstance(message.get("tags"), dict) else {}
-        about = f"{message.get('From', '')}: {tags.get('title') or message.get('Message', '')}"
-    elif context is not None:
-        at = str(body.get("createdAt", ""))
-        about = f"{context.get('ownerModule', '')}:{context.get('sourceKey', '')} {context.get('summaryShort', '')}"
-    else:
-        at, about = "", json.dumps(body, ensure_ascii=False)
-    line = f"{at[11:19] or '--:--:--'}  {body.get('type', '?'):<15} {about}  [{subject}]"
+    at, kind, about = describe(body)
+    line = f"{at[11:19] or '--:--:--'}  {kind:<15} {about}  [{subject}]"
     return textfmt.fit(line, max(textfmt.terminal_columns(), 40))
 
 
@@ -513,6 +506,29 @@ def _context_text(c: dict[str, Any]) -> str:
             f"({textfmt.plural(c['message_count'], 'message')})",
         ]
     )
+
+
+async def cmd_console(host: Host, args: argparse.Namespace) -> int:
+    """`console password`: asks twice on a terminal, reads one line from a pipe (scripts, tests)."""
+    import getpass
+
+    from host.console import auth
+
+    if sys.stdin.isatty():
+        password = getpass.getpass("console password: ")
+        if getpass.getpass("again: ") != password:
+            raise UserError("the two passwords differ", "run `feedeater console password` again")
+    else:
+        password = sys.stdin.readline().rstrip("\r\n")
+    await host.open(with_bus=False)
+    async with host.require_pool().acquire() as conn:
+        await auth.set_password(conn, password)
+    emit(
+        args,
+        {"password": "set"},
+        lambda _d: "console password set; everyone logged in before must log in again",
+    )
+    return 0
 
 
 async def cmd_api(host: Host, args: argparse.Namespace) -> int:
@@ -597,6 +613,8 @@ def build_parser(specs: dict[str, module.ModuleSpec]) -> argparse.ArgumentParser
     p.add_argument("action", choices=["tail"])
     p.add_argument("subject", nargs="?", default="feedeater.>")
     p.add_argument("--count", type=int, default=0, help="stop after N events")
+    p = add("console", cmd_console, "web console: set the login password (stored as an argon2 hash)")
+    p.add_argument("action", choices=["password"])
     p = add("contexts", cmd_contexts, "list contexts or show one")
     p.add_argument("action", choices=["list", "show"])
     p.add_argument("key", nargs="?", help="<module>:<sourceKey>, e.g. rss:feed:12")

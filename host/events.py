@@ -107,3 +107,19 @@ def context_updated(
         payload["messageId"] = str(message_id)
     event_id = stable_uuid("contextUpdated", module, source_key, str(version))
     return Event(event_id, subject(module, "contextUpdated"), payload)
+
+
+def describe(body: dict[str, Any]) -> tuple[str, str, str]:
+    """(time, type, what it is about) of an event as received (pure): for `bus tail` and the console."""
+    message = body.get("message") if isinstance(body.get("message"), dict) else None
+    context = body.get("context") if isinstance(body.get("context"), dict) else None
+    if message is not None:
+        at = str(message.get("createdAt", ""))
+        tags = message.get("tags") if isinstance(message.get("tags"), dict) else {}
+        about = f"{message.get('From', '')}: {tags.get('title') or message.get('Message', '')}"
+    elif context is not None:
+        at = str(body.get("createdAt", ""))
+        about = f"{context.get('ownerModule', '')}:{context.get('sourceKey', '')} {context.get('summaryShort', '')}"
+    else:
+        at, about = "", json.dumps(body, ensure_ascii=False)
+    return at, str(body.get("type", "?")), about

@@ -127,6 +127,10 @@ class Routes:
     build: Callable[[ModuleContext], Awaitable[Any]]
     prefix: str = "/api/v1"
     description: str = ""
+    # Web console pages: (label, path under prefix) for the console's navigation. Routes with pages are
+    # mounted behind the console's login, CSRF check and security headers, and render with its layout
+    # (host.console.render); an empty tuple means an API router.
+    pages: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

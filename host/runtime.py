@@ -311,7 +311,8 @@ class Host:
         return report
 
     async def _serve_http(self) -> web_server.Served:
-        """The one ASGI app: /healthz, /metrics and every enabled module's routes."""
+        """The one ASGI app: /healthz, /metrics, every enabled module's routes and the web console at /."""
+        from host.console import app as console_app
         from host.web import app as web_app  # FastAPI is slow to import: only `run` needs it
         from host.web import server as web_server
 
@@ -320,11 +321,12 @@ class Host:
         ]
         app = await web_app.build_app(
             self.health,
-            mounted,
+            [(ctx, r) for ctx, r in mounted if not r.pages],
             version=_version(),
             pool=self.require_pool(),
             bind_host=self.config.http_host,
         )
+        await console_app.mount(app, self, [(ctx, r) for ctx, r in mounted if r.pages])
         return await web_server.serve(app, self.config.http_host, self.config.http_port)
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -344,7 +346,7 @@ class Host:
             asyncio.create_task(self.supervisor.keep_saving(), name="unit-state"),
         ]
         log.info(
-            "feedeater running: jobs %s; services and subscriptions %s; health and metrics on http://%s:%s/healthz",
+            "feedeater running: jobs %s; services and subscriptions %s; console on http://%s:%s/ (health: /healthz)",
             ", ".join(scheduled) or "none",
             ", ".join(u.label for u in self.supervisor.units) or "none",
             self.config.http_host,

@@ -7,9 +7,10 @@ score → cluster → assemble → store + publish. See CLAUDE.md and README "Di
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from host.migrate import builtin
-from host.module import Job, Manifest, ModuleSpec, Subscription
+from host.module import Job, Manifest, ModuleContext, ModuleSpec, Routes, Subscription
 from modules.digest.deliver import job
 from modules.digest.intake import handler
 from modules.digest.settings import SETTINGS
@@ -19,6 +20,12 @@ def _cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from modules.digest import cli
 
     cli.register(sub)
+
+
+async def _console(ctx: ModuleContext) -> Any:
+    from modules.digest.console import pages
+
+    return await pages.build(ctx)
 
 
 MANIFEST = Manifest(
@@ -42,6 +49,7 @@ MANIFEST = Manifest(
             description="revisions (layer 1: same id, new content hash)",
         ),
     ),
+    routes=(Routes("console", _console, prefix="/digest", pages=(("Digests", "/digests"),)),),
     settings=SETTINGS,
     events=("messageCreated", "contextUpdated"),
     migrations=builtin("digest"),

@@ -83,6 +83,13 @@ MANIFEST = Manifest(
         Routes(
             "api", _lazy("api.routes:build"), description="REST API v1: feeds, entries, raw, search, OPML"
         ),
+        Routes(
+            "console",
+            _lazy("console.pages:build"),
+            prefix="/rss",
+            pages=(("Feeds", "/feeds"), ("Search", "/search")),
+            description="web console pages: feeds, feed detail, entries, search",
+        ),
     ),
     settings=(*settings.CORE, *AI_SETTINGS, *settings.EMBED, *settings.SUMMARY, *settings.FULLTEXT),
     events=("messageCreated", "messageUpdated", "contextUpdated"),

@@ -42,6 +42,17 @@ PRIVATE_HINT = (
 )
 
 
+class SeveralFeeds(UserError):
+    """The URL is a page advertising several feeds: the user picks one (`found`)."""
+
+    def __init__(self, url: str, found: list[DiscoveredFeed]) -> None:
+        choices = "\n".join(f"  {f.url}" + (f"  ({f.title})" if f.title else "") for f in found)
+        super().__init__(
+            f"{url} is a web page advertising {len(found)} feeds:\n{choices}\n", "add one of these URLs"
+        )
+        self.found = found
+
+
 def fetch_failure(res: FetchResult) -> str:
     """Why a fetch gave no feed, in words: the transport error, or the HTTP status."""
     return res.error or f"HTTP {res.status}"
@@ -86,10 +97,7 @@ async def validate(fetcher: Fetcher, url: str) -> Validated:
         return Validated(res.permanent_url or url, _parse(res))
     found = discover_feeds(res.body, res.url)
     if len(found) > 1:
-        choices = "\n".join(f"  {f.url}" + (f"  ({f.title})" if f.title else "") for f in found)
-        raise UserError(
-            f"{url} is a web page advertising {len(found)} feeds:\n{choices}\n", "add one of these URLs"
-        )
+        raise SeveralFeeds(url, found)
     candidates = found or [DiscoveredFeed(urljoin(res.url, path), None, None) for path in COMMON_FEED_PATHS]
     failure = ""
     for candidate in candidates:
@@ -162,6 +170,7 @@ class Imported:
     added: list[int]  # ids of the feeds added (`rss import` fetches them at once)
     already_present: int
     refused: list[tuple[str, str]]  # (url as written, why)
+    outcomes: list[tuple[str, str]]  # every feed of the document in order: (url as written, what happened)
 
     def as_dict(self) -> dict[str, Any]:
         """The shape of api.models.OpmlImportResult (`rss import --json`, POST /api/v1/opml)."""
@@ -179,12 +188,14 @@ async def import_opml(conn: asyncpg.Connection, data: bytes, *, allow_private_ne
     added: list[int] = []
     present = 0
     refused: list[tuple[str, str]] = []
+    outcomes: list[tuple[str, str]] = []
     async with conn.transaction():
         for f in parse_opml(data):
             try:
                 url = vet_url(f.url, allow_private_networks=allow_private_networks)
             except BlockedURLError as exc:
                 refused.append((f.url, str(exc)))
+                outcomes.append((f.url, f"refused: {exc}"))
                 continue
             row, created = await store.add_feed(
                 conn, url=url, title=f.title or "", site_url=f.site_url, folder=f.folder
@@ -192,7 +203,10 @@ async def import_opml(conn: asyncpg.Connection, data: bytes, *, allow_private_ne
             if created:
                 added.append(row.id)
             present += not created
-    return Imported(added, present, refused)
+            outcomes.append(
+                (f.url, f"added as feed {row.id}" if created else f"already subscribed (feed {row.id})")
+            )
+    return Imported(added, present, refused, outcomes)
 
 
 async def export(conn: asyncpg.Connection) -> bytes:

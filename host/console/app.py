@@ -1,0 +1,70 @@
+"""Mount the web console on the host's ASGI app: its own pages, the modules' pages, static files,
+security headers and the login redirect.
+
+Module pages are `Routes` with `pages` in their manifest (rss: feeds, search; digest: digests); they
+are mounted under their prefix behind the same guard, so every module's pages have the same shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.responses import RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException
+
+from host.console import auth, core
+from host.console.render import page
+from host.console.security import LoginRequired, SecurityHeaders, guard
+from host.web.auth import is_loopback
+
+if TYPE_CHECKING:
+    import asyncpg
+
+    from host.module import ModuleContext, Routes
+    from host.runtime import Host
+
+CORE_NAV = (("Overview", "/"), ("Contexts", "/contexts"), ("Live bus", "/live"), ("Settings", "/settings"))
+
+
+@dataclass(frozen=True, slots=True)
+class Console:
+    pool: asyncpg.Pool
+    loopback: bool
+    nav: tuple[tuple[str, str], ...]
+
+
+async def mount(app: FastAPI, host: Host, pages: Sequence[tuple[ModuleContext, Routes]]) -> None:
+    async with host.require_pool().acquire() as conn:
+        await auth.load(conn)  # the auth row (CSRF key) exists before the first request
+    loopback = is_loopback(host.config.http_host)
+    module_nav = tuple((label, r.prefix + path) for _, r in pages for label, path in r.pages)
+    app.state.console = Console(host.require_pool(), loopback, (CORE_NAV[0], *module_nav, *CORE_NAV[1:]))
+    app.add_middleware(SecurityHeaders, secure_cookie=not loopback)
+    app.mount("/static/console", StaticFiles(packages=[("host.console", "static")]), name="console-static")
+    app.include_router(core.build(host))
+    for ctx, routes in pages:
+        router = await routes.build(ctx)
+        app.include_router(
+            router, prefix=routes.prefix, dependencies=[Depends(guard)], include_in_schema=False
+        )
+
+    @app.exception_handler(LoginRequired)
+    async def to_login(request: Request, exc: LoginRequired) -> RedirectResponse:
+        return RedirectResponse(f"/login?next={exc.next_path}", 303)
+
+    api_handler = app.exception_handlers.get(HTTPException, http_exception_handler)
+
+    @app.exception_handler(HTTPException)
+    async def refused(request: Request, exc: HTTPException) -> Response:
+        """Console errors as pages (403 CSRF/read-only); everything else keeps the API's JSON errors."""
+        if request.url.path.startswith("/api") or not hasattr(request.state, "viewer"):
+            answer = api_handler(request, exc)
+            return await answer if isinstance(answer, Awaitable) else answer
+        return page(
+            request, "error.html", exc.status_code, title=f"Error {exc.status_code}", message=exc.detail
+        )

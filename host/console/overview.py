@@ -1,0 +1,138 @@
+"""What the overview page shows, read from the host's own tables (no module's private data)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import asyncpg
+
+from host import outbox
+
+if TYPE_CHECKING:
+    from host.runtime import Host
+
+SPARK_MINUTES = 60
+# The throughput sparkline of polls: the rss poll job reports how many feeds each run polled.
+POLL_JOB = ("rss", "poll", "feeds")
+
+
+@dataclass(slots=True)
+class JobView:
+    name: str
+    trigger: str
+    last_started: datetime | None = None
+    last_status: str | None = None
+    last_error: str | None = None
+    last_seconds: float | None = None
+    failures_24h: int = 0
+
+
+@dataclass(slots=True)
+class ModuleView:
+    name: str
+    version: str
+    enabled: bool
+    jobs: list[JobView] = field(default_factory=list)
+    units: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Overview:
+    postgres_version: str
+    nats_version: str | None
+    nats_state: str
+    outbox: outbox.OutboxStatus
+    modules: list[ModuleView]
+    events_per_minute: list[int]
+    polls_per_minute: list[int]
+
+
+def per_minute(rows: list[asyncpg.Record], minutes: int = SPARK_MINUTES) -> list[int]:
+    """Counts by minutes-ago (0 = this minute) → oldest first, zeros where nothing happened (pure)."""
+    out = [0] * minutes
+    for r in rows:
+        ago = int(r["ago"])
+        if 0 <= ago < minutes:
+            out[minutes - 1 - ago] += int(r["n"] or 0)
+    return out
+
+
+async def _outbox_status(pool: asyncpg.Pool) -> outbox.OutboxStatus:
+    async with pool.acquire() as conn:
+        return await outbox.status(conn)
+
+
+async def load(host: Host) -> Overview:
+    """The queries run concurrently on the pool's connections: on a busy machine the page then waits for
+    the slowest one, not for their sum."""
+    pool = host.require_pool()
+    declared = [(name, job.name) for name, spec in host.specs.items() for job in spec.manifest.jobs]
+    version, status, events, polls, runs, units, enabled_rows = await asyncio.gather(
+        pool.fetchval("SHOW server_version"),
+        _outbox_status(pool),
+        pool.fetch(
+            """SELECT floor(extract(epoch FROM now() - created_at) / 60) AS ago, count(*) AS n
+               FROM host.outbox WHERE created_at > now() - make_interval(mins => $1) GROUP BY 1""",
+            SPARK_MINUTES,
+        ),
+        pool.fetch(
+            """SELECT floor(extract(epoch FROM now() - started_at) / 60) AS ago,
+                      sum((metrics ->> $3)::bigint) AS n
+               FROM host.job_runs WHERE module = $1 AND job = $2 AND started_at > now() - make_interval(mins => $4)
+               GROUP BY 1""",
+            *POLL_JOB,
+            SPARK_MINUTES,
+        ),
+        # One index range per declared job (job_runs_by_job), however many runs a week leaves behind.
+        pool.fetch(
+            """SELECT j.module, j.job, r.started_at, r.status, r.error, r.seconds, f.failures
+               FROM unnest($1::text[], $2::text[]) AS j(module, job)
+               LEFT JOIN LATERAL (
+                   SELECT started_at, status, error, extract(epoch FROM finished_at - started_at) AS seconds
+                   FROM host.job_runs WHERE module = j.module AND job = j.job ORDER BY started_at DESC LIMIT 1
+               ) r ON true
+               LEFT JOIN LATERAL (
+                   SELECT count(*) AS failures FROM host.job_runs WHERE module = j.module AND job = j.job
+                     AND status = 'failed' AND started_at > now() - interval '1 day'
+               ) f ON true
+               WHERE r.started_at IS NOT NULL""",
+            [m for m, _ in declared],
+            [j for _, j in declared],
+        ),
+        pool.fetch(
+            """SELECT host_id, module, name, kind, state, restarts, last_error, pending, updated_at
+               FROM host.service_state WHERE updated_at > now() - interval '1 minute' ORDER BY module, name"""
+        ),
+        pool.fetch("SELECT name, enabled FROM host.modules"),
+    )
+    enabled = {r["name"]: r["enabled"] for r in enabled_rows}
+    last = {(r["module"], r["job"]): r for r in runs}
+    modules = []
+    for name, spec in host.specs.items():
+        m = spec.manifest
+        view = ModuleView(name, m.version, enabled.get(name, m.enabled_by_default) or name == "host")
+        for job in m.jobs:
+            jv = JobView(job.name, host.trigger_for(name, job))
+            r = last.get((name, job.name))
+            if r is not None:
+                jv.last_started, jv.last_status, jv.last_error = r["started_at"], r["status"], r["error"]
+                jv.last_seconds = float(r["seconds"]) if r["seconds"] is not None else None
+                jv.failures_24h = int(r["failures"])
+            view.jobs.append(jv)
+        view.units = [dict(u) for u in units if u["module"] == name]
+        modules.append(view)
+    nc = host.nc
+    v = nc.connected_server_version if nc is not None and nc.is_connected else None
+    trouble = host.link.trouble() if host.link is not None else "no bus configured"
+    return Overview(
+        postgres_version=str(version),
+        nats_version=f"{v.major}.{v.minor}.{v.patch}" if v is not None else None,
+        nats_state=trouble or "connected",
+        outbox=status,
+        modules=modules,
+        events_per_minute=per_minute(events),
+        polls_per_minute=per_minute(polls),
+    )

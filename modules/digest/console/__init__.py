@@ -1,0 +1,1 @@
+"""The digest module's web console pages (digests), mounted under /digest."""
