@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import asyncpg
 
-from host import db, migrate, module, outbox, settings
+from host import db, migrate, module, outbox, settings, tracing
 from host.ai import build_ai
 from host.config import HostConfig
 from host.errors import UserError
@@ -327,6 +327,8 @@ class Host:
         """
         assert self.link is not None, "Host.open(with_bus=True) first"
         # Modules and their settings first: a bad setting stops us before anything runs in the background.
+        host_settings = (await self.context("host")).settings
+        tracing.configure(self.env, setting=host_settings["otlp_endpoint"], host_id=self.config.host_id)
         scheduled = await self.start_scheduler()
         server = await self._serve_http()
         port = server.port
@@ -353,3 +355,4 @@ class Host:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
             await self.supervisor.stop()
+            tracing.shutdown()

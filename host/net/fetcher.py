@@ -3,8 +3,8 @@
 I/O stays in `Fetcher`; the decisions it makes (redirect targets, Retry-After, body decoding under a size
 cap, error classification) are plain functions and classes that can be tested without a network.
 
-Politeness: conditional GET, compression, a global concurrency cap, a per-host cap and optional per-host
-spacing. Safety: every URL (including each redirect hop) passes `check_url`, every connection goes through
+Politeness: conditional GET, compression, a global concurrency cap, a per-host cap, optional per-host
+spacing and an optional per-host request rate (token bucket, `ratelimit.py`). Safety: every URL (including each redirect hop) passes `check_url`, every connection goes through
 the address guard of `netguard`, bodies are capped while streaming (raw and decoded, so gzip bombs stop
 early), and each fetch has an overall network-time deadline that a trickling server cannot stretch.
 """
@@ -36,6 +36,7 @@ from host.net.netguard import (
     check_url,
     is_public_address,
 )
+from host.net.ratelimit import TokenBucket
 
 FEED_ACCEPT = (
     "application/rss+xml, application/atom+xml, application/feed+json, application/rdf+xml;q=0.9, "
@@ -69,6 +70,7 @@ class FetchResult:
     error_kind: str | None  # network | dns | tls | timeout | too_large | blocked | redirects | http
     elapsed_s: float  # wall time of the fetch() call, including waiting for concurrency slots
     redirects: tuple[str, ...]  # each redirect target followed, in order
+    wire_bytes: int = 0  # bytes of the 200 body as received (before Content-Encoding decoding)
 
 
 class FetchError(Exception):
@@ -184,6 +186,11 @@ class BodyDecoder:
         self._size = 0
         self._chunks: list[bytes] = []
 
+    @property
+    def raw_bytes(self) -> int:
+        """Bytes fed in so far, as they came off the wire."""
+        return self._raw
+
     def _too_large(self) -> FetchError:
         return FetchError("too_large", f"body larger than {self._max_bytes} bytes")
 
@@ -258,17 +265,24 @@ class _Hop:
     headers: httpx.Headers
     body: bytes | None
     elapsed_s: float
+    wire_bytes: int
 
 
 class _HostGate:
-    """Per-host concurrency and spacing; exists only while the host has users or a spacing wait pending."""
+    """Per-host concurrency, spacing and rate; exists only while the host has users, a spacing wait
+    pending or a bucket that is not full again."""
 
-    __slots__ = ("next_start", "semaphore", "users")
+    __slots__ = ("bucket", "next_start", "semaphore", "users")
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, bucket: TokenBucket | None) -> None:
         self.semaphore = asyncio.Semaphore(limit)
         self.users = 0
         self.next_start = 0.0
+        self.bucket = bucket
+
+    def idle_from(self) -> float:
+        """When forgetting this gate loses nothing (loop time)."""
+        return max(self.next_start, self.bucket.full_at() if self.bucket else 0.0)
 
 
 class Fetcher:
@@ -276,7 +290,8 @@ class Fetcher:
 
     `timeout_s` bounds the network time of a whole fetch (all redirect hops, connect, headers and body);
     time spent waiting for a concurrency slot is not counted, so a long queue for one host does not turn
-    into timeouts. `address_policy` decides which resolved addresses may be connected to;
+    into timeouts. `per_host_rate` (requests/s, 0 = unlimited) with `per_host_burst` caps how fast requests
+    to one host name start, however many feeds live there. `address_policy` decides which resolved addresses may be connected to;
     `allow_private_networks=True` switches the address check off (the URL check stays).
     """
 
@@ -289,6 +304,8 @@ class Fetcher:
         global_limit: int = 50,
         per_host_limit: int = 2,
         per_host_delay_s: float = 0.0,
+        per_host_rate: float = 0.0,
+        per_host_burst: int = 1,
         allow_private_networks: bool = False,
         max_redirects: int = 5,
         address_policy: AddressPolicy = is_public_address,
@@ -297,6 +314,8 @@ class Fetcher:
         self._max_bytes = max_bytes
         self._per_host_limit = per_host_limit
         self._per_host_delay_s = per_host_delay_s
+        self._per_host_rate = per_host_rate
+        self._per_host_burst = per_host_burst
         self._max_redirects = max_redirects
         self._global = asyncio.Semaphore(global_limit)
         self._gates: dict[str, _HostGate] = {}
@@ -398,6 +417,7 @@ class Fetcher:
             error_kind=None if ok else "http",
             elapsed_s=time.monotonic() - started,
             redirects=tuple(redirects),
+            wire_bytes=hop.wire_bytes,
         )
 
     async def _exchange(self, url: str, headers: dict[str, str], budget_s: float) -> _Hop:
@@ -409,40 +429,48 @@ class Fetcher:
                 response = await self._client.send(request, stream=True)
                 try:
                     if response.status_code == 200:
-                        body: bytes | None = await self._read_body(response)
+                        body, wire = await self._read_body(response)
                     else:
-                        body = None
+                        body, wire = None, 0
                         await _drain(response)
                 finally:
                     await response.aclose()
-            return _Hop(response.status_code, response.headers, body, time.monotonic() - started)
+            return _Hop(response.status_code, response.headers, body, time.monotonic() - started, wire)
 
-    async def _read_body(self, response: httpx.Response) -> bytes:
+    async def _read_body(self, response: httpx.Response) -> tuple[bytes, int]:
+        """The decoded body and its size on the wire."""
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self._max_bytes:
             raise FetchError("too_large", f"Content-Length {declared} exceeds {self._max_bytes} bytes")
         decoder = BodyDecoder(response.headers.get("content-encoding"), self._max_bytes)
         async for chunk in response.aiter_raw():
             decoder.feed(chunk)
-        return decoder.finish()
+        return decoder.finish(), decoder.raw_bytes
 
     @asynccontextmanager
     async def _slot(self, host: str) -> AsyncIterator[None]:
-        """Per-host slot (with spacing between request starts), then a global slot.
+        """Per-host slot (with spacing and rate limit between request starts), then a global slot.
 
         The host slot is taken first so requests queued for one busy host never sit on global slots. Start
-        times are reserved before the global slot is taken, so spacing is exact unless the global limit is
-        saturated (then a delayed request may start closer to the next one; it never starts earlier).
+        times are reserved before the global slot is taken, so spacing and rate are exact unless the global
+        limit is saturated (then a delayed request may start closer to the next one; never earlier).
         """
         gate = self._gates.get(host)
         if gate is None:
-            gate = self._gates[host] = _HostGate(self._per_host_limit)
+            loop_now = asyncio.get_running_loop().time()
+            bucket = (
+                TokenBucket(self._per_host_rate, self._per_host_burst, loop_now)
+                if self._per_host_rate > 0
+                else None
+            )
+            gate = self._gates[host] = _HostGate(self._per_host_limit, bucket)
         gate.users += 1
         try:
             async with gate.semaphore:
-                if self._per_host_delay_s > 0:
+                if self._per_host_delay_s > 0 or gate.bucket is not None:
                     now = asyncio.get_running_loop().time()
-                    start = max(now, gate.next_start)
+                    start = gate.bucket.reserve(now) if gate.bucket is not None else now
+                    start = max(start, gate.next_start)
                     gate.next_start = start + self._per_host_delay_s
                     if start > now:
                         await asyncio.sleep(start - now)
@@ -457,10 +485,11 @@ class Fetcher:
         if gate.users or self._gates.get(host) is not gate:
             return
         loop = asyncio.get_running_loop()
-        if gate.next_start <= loop.time():
+        idle_from = gate.idle_from()
+        if idle_from <= loop.time():
             del self._gates[host]
         else:
-            loop.call_at(gate.next_start, self._retire, host, gate)
+            loop.call_at(idle_from, self._retire, host, gate)
 
 
 async def _drain(response: httpx.Response) -> None:

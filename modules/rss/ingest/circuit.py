@@ -1,0 +1,67 @@
+"""The per-feed circuit breaker around a poll's outcome (the decision itself is host/breaker.py, pure).
+
+A failed poll may open the circuit: the feed is then not claimed before the cool-down ends (its
+`next_poll_at` moves), and that next poll is the probe. `fields` gives the poll_state columns to write.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+from typing import Any
+
+from host.breaker import BreakerParams, record
+from modules.rss import metrics, store
+
+log = logging.getLogger("feedeater.rss.poll")
+
+
+def params(settings: Any) -> BreakerParams | None:
+    """The breaker's parameters from the rss settings; None when `circuit_failures` is 0 (no breaker)."""
+    failures = int(settings["circuit_failures"])
+    if failures == 0:
+        return None
+    window = int(settings["circuit_window"])
+    return BreakerParams(
+        failures=min(failures, window),
+        window=window,
+        cooldown_s=float(settings["circuit_cooldown_minutes"]) * 60,
+    )
+
+
+def fields(
+    claim: store.Claim,
+    *,
+    failed: bool,
+    now: datetime,
+    next_poll_at: datetime,
+    reason: str,
+    params: BreakerParams | None,
+) -> dict[str, Any]:
+    """poll_state columns after this poll: the breaker's state and, when it opened, the later poll time."""
+    if params is None:
+        return {}
+    verdict = record(claim.circuit, failed, params)
+    out: dict[str, Any] = {
+        "circuit": verdict.state.phase,
+        "circuit_history": verdict.state.history,
+        "circuit_opens": verdict.state.opens,
+    }
+    if verdict.transition is not None:
+        metrics.CIRCUIT.labels(verdict.transition).inc()
+    if verdict.transition == "closed":
+        log.info("feed %s: probe succeeded; circuit closed", claim.feed.id)
+        out["circuit_opened_at"] = None
+    if verdict.cooldown_s is not None:
+        probe_at = max(next_poll_at, now + timedelta(seconds=verdict.cooldown_s))
+        out |= {"next_poll_at": probe_at, "interval_reason": reason + "+circuit-open"}
+        if verdict.transition == "opened":
+            out["circuit_opened_at"] = now
+            log.warning(
+                "feed %s: %d of its last %d polls failed; circuit open, one probe at %s",
+                claim.feed.id,
+                verdict.state.recent_failures(params.window),
+                params.window,
+                probe_at.isoformat(timespec="seconds"),
+            )
+    return out
