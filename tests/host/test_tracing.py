@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
+
 import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from host import tracing
+from host.errors import UserError
 
 
 @pytest.mark.parametrize(
@@ -34,3 +41,60 @@ async def test_off_by_default_every_helper_is_the_shared_no_op() -> None:
         tracing.fail(s, "nothing happens")
     async with tracing.aspan("y") as s:
         assert s is tracing.NO_SPAN
+
+
+class _Collector(BaseHTTPRequestHandler):
+    """A stand-in OTLP/HTTP collector: keeps every POST (path, content type, body)."""
+
+    received: ClassVar[list[tuple[str, str, bytes]]] = []
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.received.append((self.path, self.headers["Content-Type"], body))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+
+def test_an_otlp_endpoint_turns_export_on_and_shutdown_flushes() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Collector)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        env = {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{server.server_port}",
+            "OTEL_SERVICE_NAME": "fe",
+        }
+        assert tracing.configure(env, setting="", host_id="h1")
+        with (
+            tracing.span("rss.poll", {"feedeater.feed.id": 7}, root=True),
+            tracing.span("rss.fetch") as fetch,
+        ):
+            tracing.fail(fetch, "HTTP 500")
+        tracing.shutdown()  # flushes the batch
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert not tracing.enabled()
+    [(path, content_type, body)] = _Collector.received
+    assert path == "/v1/traces" and content_type == "application/x-protobuf"
+    request = ExportTraceServiceRequest.FromString(body)
+    [resource_spans] = request.resource_spans
+    resource = {a.key: a.value.string_value for a in resource_spans.resource.attributes}
+    assert resource["service.name"] == "fe" and resource["service.instance.id"] == "h1"
+    spans = {s.name: s for scope in resource_spans.scope_spans for s in scope.spans}
+    assert set(spans) == {"rss.poll", "rss.fetch"}
+    assert spans["rss.fetch"].parent_span_id == spans["rss.poll"].span_id
+    assert spans["rss.fetch"].status.message == "HTTP 500"
+
+
+def test_an_endpoint_without_the_otel_extra_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "opentelemetry.exporter.otlp.proto.http.trace_exporter", None)
+    with pytest.raises(UserError, match="OpenTelemetry is not installed") as caught:
+        tracing.configure({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x:4318"}, setting="", host_id="h")
+    assert "feedeater[otel]" in str(caught.value)
+    assert not tracing.enabled()
