@@ -58,3 +58,14 @@ def record(state: BreakerState, failed: bool, params: BreakerParams = BreakerPar
         cooldown = min(params.cooldown_s * 2 ** (opens - 1), params.max_cooldown_s)
         return Verdict(BreakerState("open", history, opens), cooldown, None if probe_failed else "opened")
     return Verdict(BreakerState("closed", history, state.opens), None, None)
+
+
+Admission = Literal["pass", "probe", "refuse"]
+
+
+def admit(state: BreakerState, *, now: float, retry_at: float, probing: bool) -> Admission:
+    """May an attempt start now? Closed: pass. Open: refuse until `retry_at`, then let exactly one probe
+    through (`probing` is set while it runs; others are refused until its result is recorded)."""
+    if state.phase == "closed":
+        return "pass"
+    return "probe" if now >= retry_at and not probing else "refuse"

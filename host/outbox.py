@@ -148,7 +148,10 @@ class Relay:
             )
             if not rows:
                 return 0
-            attributes = {"messaging.system": "nats", "messaging.batch.message_count": len(rows)}
+            attributes: tracing.Attributes = {
+                "messaging.system": "nats",
+                "messaging.batch.message_count": len(rows),
+            }
             with tracing.span("outbox.publish", attributes, root=True) as current:
                 done = await self._publish(rows)
                 current.set_attribute("feedeater.published", done)

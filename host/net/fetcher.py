@@ -4,7 +4,9 @@ I/O stays in `Fetcher`; the decisions it makes (redirect targets, Retry-After, b
 cap, error classification) are plain functions and classes that can be tested without a network.
 
 Politeness: conditional GET, compression, a global concurrency cap, a per-host cap, optional per-host
-spacing and an optional per-host request rate (token bucket, `ratelimit.py`). Safety: every URL (including each redirect hop) passes `check_url`, every connection goes through
+spacing, an optional per-host request rate (token bucket, `ratelimit.py`) and a per-host circuit breaker
+(`host/breaker.py`): a host that keeps failing (network errors, 5xx, 429) is left alone for a cool-down,
+then probed with one request, so a dead server with a thousand feeds costs one timeout, not a thousand. Safety: every URL (including each redirect hop) passes `check_url`, every connection goes through
 the address guard of `netguard`, bodies are capped while streaming (raw and decoded, so gzip bombs stop
 early), and each fetch has an overall network-time deadline that a trickling server cannot stretch.
 """
@@ -14,13 +16,14 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import http.cookiejar
+import logging
 import socket
 import ssl
 import time
 import zlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Protocol, Self
@@ -28,7 +31,9 @@ from typing import Protocol, Self
 import brotli
 import httpcore
 import httpx
+from prometheus_client import Counter, Gauge
 
+from host.breaker import BreakerParams, BreakerState, admit, record
 from host.net.netguard import (
     AddressPolicy,
     BlockedURLError,
@@ -37,6 +42,8 @@ from host.net.netguard import (
     is_public_address,
 )
 from host.net.ratelimit import TokenBucket
+
+log = logging.getLogger("feedeater.fetch")
 
 FEED_ACCEPT = (
     "application/rss+xml, application/atom+xml, application/feed+json, application/rdf+xml;q=0.9, "
@@ -47,6 +54,13 @@ _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _PERMANENT_REDIRECTS = frozenset({301, 308})
 _SUCCESS = frozenset({200, 304})
 _DRAIN_LIMIT = 64 * 1024  # small error/redirect bodies are read so the connection can be reused
+_HOST_FAILURE_KINDS = frozenset({"network", "dns", "tls", "timeout"})
+_HOST_FAILURE_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+HOST_CIRCUIT = Counter(
+    "feedeater_fetch_host_circuit_transitions_total", "Per-host circuit breaker openings and closings", ["to"]
+)
+HOSTS_OPEN = Gauge("feedeater_fetch_hosts_circuit_open", "Hosts whose circuit is open in this process")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +81,9 @@ class FetchResult:
     last_modified: str | None
     retry_after_s: float | None
     error: str | None
-    error_kind: str | None  # network | dns | tls | timeout | too_large | blocked | redirects | http
+    error_kind: (
+        str | None
+    )  # network | dns | tls | timeout | too_large | blocked | redirects | http | circuit_open
     elapsed_s: float  # wall time of the fetch() call, including waiting for concurrency slots
     redirects: tuple[str, ...]  # each redirect target followed, in order
     wire_bytes: int = 0  # bytes of the 200 body as received (before Content-Encoding decoding)
@@ -268,6 +284,18 @@ class _Hop:
     wire_bytes: int
 
 
+def host_failed(status: int, error_kind: str | None) -> bool:
+    """Whether a fetch says something about the *host* (down, overloaded) rather than about one URL."""
+    return error_kind in _HOST_FAILURE_KINDS or status in _HOST_FAILURE_STATUSES
+
+
+@dataclass(slots=True)
+class _HostCircuit:
+    state: BreakerState = field(default_factory=BreakerState)
+    retry_at: float = 0.0
+    probing: bool = False
+
+
 class _HostGate:
     """Per-host concurrency, spacing and rate; exists only while the host has users, a spacing wait
     pending or a bucket that is not full again."""
@@ -291,7 +319,9 @@ class Fetcher:
     `timeout_s` bounds the network time of a whole fetch (all redirect hops, connect, headers and body);
     time spent waiting for a concurrency slot is not counted, so a long queue for one host does not turn
     into timeouts. `per_host_rate` (requests/s, 0 = unlimited) with `per_host_burst` caps how fast requests
-    to one host name start, however many feeds live there. `address_policy` decides which resolved addresses may be connected to;
+    to one host name start, however many feeds live there. `host_circuit` (None = off) opens a host's
+    circuit; while it is open, fetches to it return error_kind "circuit_open" at once, with
+    `retry_after_s` = the rest of the cool-down. `address_policy` decides which resolved addresses may be connected to;
     `allow_private_networks=True` switches the address check off (the URL check stays).
     """
 
@@ -306,6 +336,8 @@ class Fetcher:
         per_host_delay_s: float = 0.0,
         per_host_rate: float = 0.0,
         per_host_burst: int = 1,
+        host_circuit: BreakerParams | None = None,
+        clock: Callable[[], float] = time.monotonic,
         allow_private_networks: bool = False,
         max_redirects: int = 5,
         address_policy: AddressPolicy = is_public_address,
@@ -316,6 +348,9 @@ class Fetcher:
         self._per_host_delay_s = per_host_delay_s
         self._per_host_rate = per_host_rate
         self._per_host_burst = per_host_burst
+        self._host_circuit = host_circuit
+        self._circuits: dict[str, _HostCircuit] = {}
+        self._clock = clock
         self._max_redirects = max_redirects
         self._global = asyncio.Semaphore(global_limit)
         self._gates: dict[str, _HostGate] = {}
@@ -362,6 +397,15 @@ class Fetcher:
             headers["If-None-Match"] = etag
         if last_modified and _sendable(last_modified):
             headers["If-Modified-Since"] = last_modified
+        circuit_host = _host_of(url) if self._host_circuit is not None else None
+        if circuit_host is not None and (refused := self._refused(circuit_host, url)) is not None:
+            return refused
+        result = await self._fetch(url, headers, started)
+        if circuit_host is not None:
+            self._record(circuit_host, host_failed(result.status, result.error_kind))
+        return result
+
+    async def _fetch(self, url: str, headers: dict[str, str], started: float) -> FetchResult:
         current = url
         redirects: list[str] = []
         permanent = True
@@ -388,20 +432,7 @@ class Fetcher:
             kind, message = classify_error(exc)
             if kind == "timeout":
                 message = f"no complete response within {self._timeout_s:g}s ({message})"
-            return FetchResult(
-                status=0,
-                url=current,
-                permanent_url=None,
-                body=None,
-                headers={},
-                etag=None,
-                last_modified=None,
-                retry_after_s=None,
-                error=message,
-                error_kind=kind,
-                elapsed_s=time.monotonic() - started,
-                redirects=tuple(redirects),
-            )
+            return _failed(current, kind, message, started, tuple(redirects))
         ok = hop.status in _SUCCESS
         retry_after = hop.headers.get("retry-after")
         return FetchResult(
@@ -419,6 +450,44 @@ class Fetcher:
             redirects=tuple(redirects),
             wire_bytes=hop.wire_bytes,
         )
+
+    def _refused(self, host: str, url: str) -> FetchResult | None:
+        """A result without any request while the host's circuit is open; None when the fetch may go."""
+        circuit = self._circuits.get(host)
+        if circuit is None:
+            return None
+        now = self._clock()
+        admission = admit(circuit.state, now=now, retry_at=circuit.retry_at, probing=circuit.probing)
+        if admission == "pass":
+            return None
+        if admission == "probe":
+            circuit.probing = True
+            return None
+        wait = max(circuit.retry_at - now, 1.0)
+        message = f"host {host} is failing; circuit open, next try in {wait:.0f}s"
+        return _failed(url, "circuit_open", message, time.monotonic(), (), retry_after_s=wait)
+
+    def _record(self, host: str, failed: bool) -> None:
+        assert self._host_circuit is not None
+        circuit = self._circuits.get(host)
+        if circuit is None:
+            if not failed:
+                return  # the common case: a healthy host needs no entry
+            circuit = self._circuits[host] = _HostCircuit()
+        verdict = record(circuit.state, failed, self._host_circuit)
+        circuit.state, circuit.probing = verdict.state, False
+        if verdict.cooldown_s is not None:
+            circuit.retry_at = self._clock() + verdict.cooldown_s
+        if verdict.transition == "opened":
+            HOSTS_OPEN.inc()
+            log.warning("host %s: failing; circuit open, one probe in %.0fs", host, verdict.cooldown_s)
+        elif verdict.transition == "closed":
+            HOSTS_OPEN.dec()
+            log.info("host %s: probe succeeded; circuit closed", host)
+        if verdict.transition is not None:
+            HOST_CIRCUIT.labels(verdict.transition).inc()
+        if circuit.state == BreakerState():
+            del self._circuits[host]
 
     async def _exchange(self, url: str, headers: dict[str, str], budget_s: float) -> _Hop:
         """One request/response inside the concurrency slots and the remaining time budget."""
@@ -490,6 +559,38 @@ class Fetcher:
             del self._gates[host]
         else:
             loop.call_at(idle_from, self._retire, host, gate)
+
+
+def _host_of(url: str) -> str | None:
+    try:
+        return httpx.URL(url).host or None
+    except httpx.InvalidURL:
+        return None
+
+
+def _failed(
+    url: str,
+    kind: str,
+    message: str,
+    started: float,
+    redirects: tuple[str, ...],
+    retry_after_s: float | None = None,
+) -> FetchResult:
+    """A fetch that got no final HTTP response."""
+    return FetchResult(
+        status=0,
+        url=url,
+        permanent_url=None,
+        body=None,
+        headers={},
+        etag=None,
+        last_modified=None,
+        retry_after_s=retry_after_s,
+        error=message,
+        error_kind=kind,
+        elapsed_s=time.monotonic() - started,
+        redirects=redirects,
+    )
 
 
 async def _drain(response: httpx.Response) -> None:

@@ -64,7 +64,9 @@ def feed_state(row: dict[str, Any]) -> str:
     if not row["enabled"]:
         return "disabled"
     if row.get("circuit") == "open":
-        return "circuit open" + (f" (failing ×{row['consecutive_errors']})" if row["consecutive_errors"] else "")
+        return "circuit open" + (
+            f" (failing ×{row['consecutive_errors']})" if row["consecutive_errors"] else ""
+        )
     if row["consecutive_errors"]:
         return f"failing ×{row['consecutive_errors']}" + (" (stale)" if row["stale"] else "")
     if row["last_polled_at"] is None:

@@ -91,6 +91,22 @@ CORE: tuple[Setting, ...] = (
         max=1440,
     ),
     Setting(
+        "host_circuit_failures",
+        "int",
+        10,
+        "failed fetches in a row (network errors, 5xx, 429) that rest a host, per process (0 = never)",
+        min=0,
+        max=30,
+    ),
+    Setting(
+        "host_circuit_cooldown_seconds",
+        "int",
+        300,
+        "a resting host gets one probe request after this long (doubles per failed probe, up to an hour)",
+        min=10,
+        max=3600,
+    ),
+    Setting(
         "allow_private_networks",
         "bool",
         False,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from host.breaker import BreakerParams, BreakerState, record
+from host.breaker import BreakerParams, BreakerState, admit, record
 from host.net.ratelimit import TokenBucket
 
 
@@ -85,3 +85,11 @@ def test_breaker_params_are_checked() -> None:
         BreakerParams(failures=6, window=5)
     with pytest.raises(ValueError):
         BreakerParams(window=31, failures=1)
+
+
+def test_admission_refuses_while_open_then_lets_one_probe_through() -> None:
+    opened = BreakerState("open", 0b111, 1)
+    assert admit(BreakerState(), now=0, retry_at=0, probing=False) == "pass"
+    assert admit(opened, now=59.9, retry_at=60, probing=False) == "refuse"
+    assert admit(opened, now=60, retry_at=60, probing=False) == "probe"
+    assert admit(opened, now=61, retry_at=60, probing=True) == "refuse"  # one probe at a time

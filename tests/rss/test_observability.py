@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gzip
 from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -17,6 +18,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from prometheus_client import REGISTRY
 
 from host import outbox, tracing
+from host.breaker import BreakerParams
+from host.net.fetcher import Fetcher
 from host.runtime import Host
 from modules.rss import cli, store
 from tests.feedserver import FeedServer, Route, ago, rss
@@ -265,3 +268,45 @@ async def test_many_feeds_on_one_host_respect_its_rate(
         busiest = max(sum(1 for t in arrivals[i:] if t - first <= window) for i, first in enumerate(arrivals))
         # +1: network jitter may bring two arrivals closer together than their starts were
         assert busiest <= burst + rate * window + 1, (window, busiest)
+
+
+async def test_a_failing_host_rests_then_one_probe_closes_its_circuit(feed_server: FeedServer) -> None:
+    """Fetcher level, with an injected clock: after 3 failures in a row no request reaches the host until
+    the cool-down ends; then one probe goes out, and its success lets everything through again."""
+    clock = [1000.0]
+    params = BreakerParams(failures=3, window=3, cooldown_s=60, max_cooldown_s=600)
+    feed_server.route("/a", Route(status=503))
+    feed_server.route("/b", Route(body=BODY))
+    async with Fetcher(
+        user_agent="t", allow_private_networks=True, host_circuit=params, clock=lambda: clock[0]
+    ) as fetcher:
+        assert [(await fetcher.fetch(feed_server.url("/a"))).status for _ in range(3)] == [503] * 3
+        refused = await fetcher.fetch(feed_server.url("/b"))  # same host, other feed: not even asked
+        assert refused.error_kind == "circuit_open" and refused.retry_after_s == 60
+        assert len(feed_server.requests) == 3
+        assert value("feedeater_fetch_hosts_circuit_open") >= 1
+        clock[0] += 60
+        probe, other = await asyncio.gather(
+            fetcher.fetch(feed_server.url("/b")), fetcher.fetch(feed_server.url("/b"))
+        )
+        assert sorted([probe.status, other.status]) == [0, 200]  # one probe at a time
+        assert (await fetcher.fetch(feed_server.url("/b"))).status == 200  # closed
+        assert len(feed_server.requests) == 5
+
+
+async def test_a_feed_refused_by_its_hosts_circuit_waits_without_counting_a_failure(
+    make: Callable[..., Any], feed_server: FeedServer
+) -> None:
+    host = await make(host_circuit_failures="2", host_circuit_cooldown_seconds="600", circuit_failures="0")
+    feed_server.route("/down", Route(status=500))
+    feed_server.route("/fine", Route(body=BODY))
+    down = [await add(host, feed_server.url(f"/down?{i}")) for i in range(2)]
+    await poll(host)  # two 500s from one host: its circuit opens
+    fine = await add(host, feed_server.url("/fine"))
+    started = datetime.now(UTC)
+    assert (await poll(host)).get("status_circuit_open") == 1
+    assert len(feed_server.requests) == 2
+    data, _ = await show(host, fine)
+    assert data["consecutive_errors"] == 0 and data["last_polled_at"] is None and data["state"] == "new"
+    assert data["next_poll_at"] >= started + timedelta(seconds=600)
+    assert [(await show(host, f))[0]["consecutive_errors"] for f in down] == [1, 1]

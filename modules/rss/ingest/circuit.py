@@ -1,4 +1,5 @@
-"""The per-feed circuit breaker around a poll's outcome (the decision itself is host/breaker.py, pure).
+"""Circuit breakers of the poll (decisions in host/breaker.py, pure): per feed around a poll's outcome, and
+the parameters of the fetcher's per-host breaker.
 
 A failed poll may open the circuit: the feed is then not claimed before the cool-down ends (its
 `next_poll_at` moves), and that next poll is the probe. `fields` gives the poll_state columns to write.
@@ -26,6 +27,17 @@ def params(settings: Any) -> BreakerParams | None:
         failures=min(failures, window),
         window=window,
         cooldown_s=float(settings["circuit_cooldown_minutes"]) * 60,
+    )
+
+
+def host_params(settings: Any) -> BreakerParams | None:
+    """The fetcher's per-host breaker: `host_circuit_failures` failures in a row (None when 0)."""
+    failures = int(settings["host_circuit_failures"])
+    if failures == 0:
+        return None
+    cooldown = float(settings["host_circuit_cooldown_seconds"])
+    return BreakerParams(
+        failures=failures, window=failures, cooldown_s=cooldown, max_cooldown_s=max(cooldown, 3600)
     )
 
 

@@ -39,7 +39,7 @@ def fetched(claim: store.Claim, res: FetchResult) -> None:
             metrics.NOT_MODIFIED_UNKNOWN.inc()
         else:
             metrics.SAVED_BYTES.inc(claim.last_wire_bytes)
-    if claim.consecutive_errors:
+    if claim.consecutive_errors and res.error_kind != "circuit_open":
         metrics.RETRIES.labels("recovered" if res.status in (200, 304) else "failed").inc()
     annotate_fetch(res)
 

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any, Literal
 
@@ -54,6 +54,7 @@ def make_fetcher(settings: dict[str, Any] | Any) -> Fetcher:
         per_host_delay_s=settings["per_host_delay_ms"] / 1000,
         per_host_rate=settings["per_host_rate"],
         per_host_burst=settings["per_host_burst"],
+        host_circuit=circuit.host_params(settings),
         allow_private_networks=settings["allow_private_networks"],
     )
 
@@ -254,6 +255,12 @@ async def _handle_body(
 async def _handle_no_body(ctx: ModuleContext, claim: store.Claim, res: FetchResult, now: datetime) -> None:
     feed = claim.feed
     async with ctx.pool.acquire() as conn, conn.transaction():
+        if res.error_kind == "circuit_open":  # no request was made: not this feed's failure
+            wait = max(res.retry_after_s or 0.0, 60.0) * (
+                1 + 0.15 * ctx.state.setdefault("rng", random.Random()).random()
+            )
+            await store.finish_poll(conn, feed.id, {"next_poll_at": now + timedelta(seconds=wait)})
+            return
         if res.status == 304:
             await _finish_unchanged(ctx, conn, claim, res, now)
             return
