@@ -6,9 +6,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gzip
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,28 +22,9 @@ from host.net.fetcher import Fetcher
 from host.runtime import Host
 from modules.rss import cli, store
 from tests.feedserver import FeedServer, Route, ago, rss
-from tests.services import make_host, reset_stream
 
 BODY = rss([("a", "Alpha", ago(hours=1), "<p>first</p>" * 50), ("b", "Beta", ago(hours=5), "second " * 80)])
 GZIP_ROUTE = Route(body=BODY, etag='"v1"', encoding="gzip", headers={"Content-Type": "application/rss+xml"})
-
-
-@pytest.fixture
-async def make(tmp_path: Path, database_url: str, nats_url: str) -> AsyncIterator[Callable[..., Any]]:
-    """Factory: a started Host with rss settings from keyword arguments (FEEDEATER_RSS_*)."""
-    await reset_stream(nats_url)
-    hosts: list[Host] = []
-
-    async def factory(**settings: str) -> Host:
-        env = {f"FEEDEATER_RSS_{k.upper()}": v for k, v in settings.items()}
-        h = make_host(tmp_path / f"h{len(hosts)}", database_url, nats_url, env=env)
-        await h.open()
-        hosts.append(h)
-        return h
-
-    yield factory
-    for h in hosts:
-        await h.close()
 
 
 @pytest.fixture
@@ -83,9 +63,9 @@ def by_name(finished: tuple[ReadableSpan, ...], name: str) -> list[ReadableSpan]
 
 
 async def test_one_trace_per_poll_with_a_span_per_stage(
-    make: Callable[..., Any], feed_server: FeedServer, spans: InMemorySpanExporter
+    rss_host: Callable[..., Any], feed_server: FeedServer, spans: InMemorySpanExporter
 ) -> None:
-    host = await make(parse_workers="0")
+    host = await rss_host(parse_workers="0")
     feed_server.route("/feed", GZIP_ROUTE)
     feed_id = await add(host, feed_server.url("/feed"))
     await poll(host)
@@ -139,9 +119,9 @@ async def test_one_trace_per_poll_with_a_span_per_stage(
 
 
 async def test_a_failed_fetch_marks_its_spans_as_errors(
-    make: Callable[..., Any], feed_server: FeedServer, spans: InMemorySpanExporter
+    rss_host: Callable[..., Any], feed_server: FeedServer, spans: InMemorySpanExporter
 ) -> None:
-    host = await make()
+    host = await rss_host()
     feed_server.route("/feed", Route(status=503))
     await add(host, feed_server.url("/feed"))
     await poll(host)
@@ -153,8 +133,8 @@ async def test_a_failed_fetch_marks_its_spans_as_errors(
         assert s.attributes is not None and s.attributes["error.type"] == "http"
 
 
-async def test_metrics_move_after_real_polls(make: Callable[..., Any], feed_server: FeedServer) -> None:
-    host = await make(parse_workers="0", circuit_failures="0")
+async def test_metrics_move_after_real_polls(rss_host: Callable[..., Any], feed_server: FeedServer) -> None:
+    host = await rss_host(parse_workers="0", circuit_failures="0")
     feed_server.route("/feed", GZIP_ROUTE)
     await add(host, feed_server.url("/feed"))
     wire = len(gzip.compress(BODY))
@@ -208,9 +188,9 @@ async def show(host: Host, feed_id: int) -> tuple[dict[str, Any], str]:
 
 
 async def test_circuit_opens_on_flapping_and_a_successful_probe_closes_it(
-    make: Callable[..., Any], feed_server: FeedServer
+    rss_host: Callable[..., Any], feed_server: FeedServer
 ) -> None:
-    host = await make(
+    host = await rss_host(
         circuit_failures="2", circuit_window="3", circuit_cooldown_minutes="90", parse_workers="0"
     )
     ok, broken = Route(body=BODY), Route(status=502)
@@ -249,12 +229,12 @@ async def test_circuit_opens_on_flapping_and_a_successful_probe_closes_it(
 
 
 async def test_many_feeds_on_one_host_respect_its_rate(
-    make: Callable[..., Any], feed_server: FeedServer
+    rss_host: Callable[..., Any], feed_server: FeedServer
 ) -> None:
     """30 feeds on one host, no concurrency cap to hide behind: the server never sees more than
     burst + rate × window requests in any window (a count of server-side arrivals, not a timing)."""
     rate, burst, feeds = 10.0, 3, 30
-    host = await make(
+    host = await rss_host(
         per_host_rate=str(rate), per_host_burst=str(burst), per_host_concurrency="50", parse_workers="0"
     )
     for i in range(feeds):
@@ -295,9 +275,11 @@ async def test_a_failing_host_rests_then_one_probe_closes_its_circuit(feed_serve
 
 
 async def test_a_feed_refused_by_its_hosts_circuit_waits_without_counting_a_failure(
-    make: Callable[..., Any], feed_server: FeedServer
+    rss_host: Callable[..., Any], feed_server: FeedServer
 ) -> None:
-    host = await make(host_circuit_failures="2", host_circuit_cooldown_seconds="600", circuit_failures="0")
+    host = await rss_host(
+        host_circuit_failures="2", host_circuit_cooldown_seconds="600", circuit_failures="0"
+    )
     feed_server.route("/down", Route(status=500))
     feed_server.route("/fine", Route(body=BODY))
     down = [await add(host, feed_server.url(f"/down?{i}")) for i in range(2)]

@@ -13,6 +13,7 @@ from typing import Any
 
 from host.breaker import BreakerParams, record
 from modules.rss import metrics, store
+from modules.rss.ingest.schedule import Decision
 
 log = logging.getLogger("feedeater.rss.poll")
 
@@ -42,15 +43,10 @@ def host_params(settings: Any) -> BreakerParams | None:
 
 
 def fields(
-    claim: store.Claim,
-    *,
-    failed: bool,
-    now: datetime,
-    next_poll_at: datetime,
-    reason: str,
-    params: BreakerParams | None,
+    claim: store.Claim, decision: Decision, *, failed: bool, now: datetime, params: BreakerParams | None
 ) -> dict[str, Any]:
-    """poll_state columns after this poll: the breaker's state and, when it opened, the later poll time."""
+    """poll_state columns after this poll (scheduled by `decision`): the breaker's state and, when it
+    opened, the later poll time."""
     if params is None:
         return {}
     verdict = record(claim.circuit, failed, params)
@@ -65,8 +61,8 @@ def fields(
         log.info("feed %s: probe succeeded; circuit closed", claim.feed.id)
         out["circuit_opened_at"] = None
     if verdict.cooldown_s is not None:
-        probe_at = max(next_poll_at, now + timedelta(seconds=verdict.cooldown_s))
-        out |= {"next_poll_at": probe_at, "interval_reason": reason + "+circuit-open"}
+        probe_at = max(decision.next_poll_at, now + timedelta(seconds=verdict.cooldown_s))
+        out |= {"next_poll_at": probe_at, "interval_reason": decision.reason + "+circuit-open"}
         if verdict.transition == "opened":
             out["circuit_opened_at"] = now
             log.warning(

@@ -347,14 +347,7 @@ async def _record_failure(
             "last_error": error,
             "consecutive_errors": errors,
         }
-        | circuit.fields(
-            claim,
-            failed=True,
-            now=now,
-            next_poll_at=decision.next_poll_at,
-            reason=decision.reason,
-            params=_breaker(ctx),
-        ),
+        | circuit.fields(claim, decision, failed=True, now=now, params=_breaker(ctx)),
         failed=True,
     )
     threshold = int(ctx.settings["stale_after_errors"])
@@ -425,14 +418,7 @@ def _success_fields(
         fields["etag"] = res.etag
         fields["last_modified"] = res.last_modified
         fields["last_wire_bytes"] = res.wire_bytes
-    return fields | circuit.fields(
-        claim,
-        failed=False,
-        now=now,
-        next_poll_at=decision.next_poll_at,
-        reason=decision.reason,
-        params=_breaker(ctx),
-    )
+    return fields | circuit.fields(claim, decision, failed=False, now=now, params=_breaker(ctx))
 
 
 def _meta_changes(feed: store.FeedRow, parsed: Feed, res: FetchResult) -> dict[str, Any]:
