@@ -6,7 +6,8 @@ cap, error classification) are plain functions and classes that can be tested wi
 Politeness: conditional GET, compression, a global concurrency cap, a per-host cap, optional per-host
 spacing, an optional per-host request rate (token bucket, `ratelimit.py`) and a per-host circuit breaker
 (`host/breaker.py`): a host that keeps failing (network errors, 5xx, 429) is left alone for a cool-down,
-then probed with one request, so a dead server with a thousand feeds costs one timeout, not a thousand. Safety: every URL (including each redirect hop) passes `check_url`, every connection goes through
+then probed with one request, so a dead server with a thousand feeds costs one timeout, not a thousand.
+Safety: every URL (including each redirect hop) passes `check_url`, every connection goes through
 the address guard of `netguard`, bodies are capped while streaming (raw and decoded, so gzip bombs stop
 early), and each fetch has an overall network-time deadline that a trickling server cannot stretch.
 """
@@ -33,7 +34,7 @@ import httpcore
 import httpx
 from prometheus_client import Counter, Gauge
 
-from host.breaker import BreakerParams, BreakerState, admit, record
+from host.breaker import Admission, BreakerParams, BreakerState, admit, record
 from host.net.netguard import (
     AddressPolicy,
     BlockedURLError,
@@ -81,9 +82,7 @@ class FetchResult:
     last_modified: str | None
     retry_after_s: float | None
     error: str | None
-    error_kind: (
-        str | None
-    )  # network | dns | tls | timeout | too_large | blocked | redirects | http | circuit_open
+    error_kind: str | None  # network dns tls timeout too_large blocked redirects http circuit_open
     elapsed_s: float  # wall time of the fetch() call, including waiting for concurrency slots
     redirects: tuple[str, ...]  # each redirect target followed, in order
     wire_bytes: int = 0  # bytes of the 200 body as received (before Content-Encoding decoding)
@@ -318,10 +317,11 @@ class Fetcher:
 
     `timeout_s` bounds the network time of a whole fetch (all redirect hops, connect, headers and body);
     time spent waiting for a concurrency slot is not counted, so a long queue for one host does not turn
-    into timeouts. `per_host_rate` (requests/s, 0 = unlimited) with `per_host_burst` caps how fast requests
-    to one host name start, however many feeds live there. `host_circuit` (None = off) opens a host's
-    circuit; while it is open, fetches to it return error_kind "circuit_open" at once, with
-    `retry_after_s` = the rest of the cool-down. `address_policy` decides which resolved addresses may be connected to;
+    into timeouts. `per_host_rate` (requests/s, 0 = unlimited) with `per_host_burst` caps how fast
+    requests to one host name start, however many feeds live there. `host_circuit` (None = off) opens a
+    host's circuit; while it is open, fetches to it return error_kind "circuit_open" at once, with
+    `retry_after_s` = the rest of the cool-down (`clock` measures it). `address_policy` decides which
+    resolved addresses may be connected to;
     `allow_private_networks=True` switches the address check off (the URL check stays).
     """
 
@@ -397,12 +397,18 @@ class Fetcher:
             headers["If-None-Match"] = etag
         if last_modified and _sendable(last_modified):
             headers["If-Modified-Since"] = last_modified
-        circuit_host = _host_of(url) if self._host_circuit is not None else None
-        if circuit_host is not None and (refused := self._refused(circuit_host, url)) is not None:
-            return refused
-        result = await self._fetch(url, headers, started)
-        if circuit_host is not None:
-            self._record(circuit_host, host_failed(result.status, result.error_kind))
+        host = _host_of(url) if self._host_circuit is not None else None
+        if host is None:
+            return await self._fetch(url, headers, started)
+        admission = self._admit(host)
+        if admission == "refuse":
+            return self._refusal(host, url)
+        try:
+            result = await self._fetch(url, headers, started)
+        finally:
+            if admission == "probe" and (circuit := self._circuits.get(host)) is not None:
+                circuit.probing = False  # also when cancelled: the next fetch may probe instead
+        self._record(host, host_failed(result.status, result.error_kind), probe=admission == "probe")
         return result
 
     async def _fetch(self, url: str, headers: dict[str, str], started: float) -> FetchResult:
@@ -451,31 +457,34 @@ class Fetcher:
             wire_bytes=hop.wire_bytes,
         )
 
-    def _refused(self, host: str, url: str) -> FetchResult | None:
-        """A result without any request while the host's circuit is open; None when the fetch may go."""
+    def _admit(self, host: str) -> Admission:
         circuit = self._circuits.get(host)
         if circuit is None:
-            return None
-        now = self._clock()
-        admission = admit(circuit.state, now=now, retry_at=circuit.retry_at, probing=circuit.probing)
-        if admission == "pass":
-            return None
-        if admission == "probe":
-            circuit.probing = True
-            return None
-        wait = max(circuit.retry_at - now, 1.0)
+            return "pass"
+        admission = admit(
+            circuit.state, now=self._clock(), retry_at=circuit.retry_at, probing=circuit.probing
+        )
+        circuit.probing = circuit.probing or admission == "probe"
+        return admission
+
+    def _refusal(self, host: str, url: str) -> FetchResult:
+        """The result of a fetch the open circuit refused: no request was made."""
+        wait = max(self._circuits[host].retry_at - self._clock(), 1.0)
         message = f"host {host} is failing; circuit open, next try in {wait:.0f}s"
         return _failed(url, "circuit_open", message, time.monotonic(), (), retry_after_s=wait)
 
-    def _record(self, host: str, failed: bool) -> None:
+    def _record(self, host: str, failed: bool, *, probe: bool) -> None:
+        """Count a finished fetch; one that started before the circuit opened no longer counts."""
         assert self._host_circuit is not None
         circuit = self._circuits.get(host)
         if circuit is None:
             if not failed:
                 return  # the common case: a healthy host needs no entry
             circuit = self._circuits[host] = _HostCircuit()
+        if circuit.state.phase == "open" and not probe:
+            return
         verdict = record(circuit.state, failed, self._host_circuit)
-        circuit.state, circuit.probing = verdict.state, False
+        circuit.state = verdict.state
         if verdict.cooldown_s is not None:
             circuit.retry_at = self._clock() + verdict.cooldown_s
         if verdict.transition == "opened":

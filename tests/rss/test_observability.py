@@ -292,3 +292,17 @@ async def test_a_feed_refused_by_its_hosts_circuit_waits_without_counting_a_fail
     assert data["consecutive_errors"] == 0 and data["last_polled_at"] is None and data["state"] == "new"
     assert data["next_poll_at"] >= started + timedelta(seconds=600)
     assert [(await show(host, f))[0]["consecutive_errors"] for f in down] == [1, 1]
+
+
+async def test_fetches_in_flight_when_a_host_circuit_opens_do_not_count_as_failed_probes(
+    feed_server: FeedServer,
+) -> None:
+    params = BreakerParams(failures=2, window=2, cooldown_s=60, max_cooldown_s=600)
+    feed_server.route("/slow", Route(status=503, delay_s=0.3))  # all four are in flight together
+    async with Fetcher(
+        user_agent="t", allow_private_networks=True, per_host_limit=10, host_circuit=params, clock=lambda: 0.0
+    ) as fetcher:
+        results = await asyncio.gather(*(fetcher.fetch(feed_server.url(f"/slow?{i}")) for i in range(4)))
+        assert [r.status for r in results] == [503] * 4
+        refused = await fetcher.fetch(feed_server.url("/slow"))
+    assert refused.error_kind == "circuit_open" and refused.retry_after_s == 60  # one opening, not three
