@@ -137,7 +137,7 @@ async def main(argv: list[str] | None = None) -> int:
         for status in (200, 304):
             wall, cpu = await measure(args.polls, status)
             rows.append((mode, status, wall, cpu))
-        tracing.shutdown()
+        tracing.install(None)
         if provider is not None:
             provider.shutdown()  # type: ignore[attr-defined]
     print(f"tracing overhead per poll ({args.polls} polls each), load {os.getloadavg()}")

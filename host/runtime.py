@@ -120,6 +120,7 @@ class Host:
                     log.warning("module %s teardown failed: %s", name, exc)
             await ctx.ai.aclose()
         self.contexts.clear()
+        tracing.shutdown()  # after the jobs and units: their last spans are exported too
         if self.nc is not None and not self.nc.is_closed:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.nc.drain(), timeout=5)
@@ -355,4 +356,3 @@ class Host:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
             await self.supervisor.stop()
-            tracing.shutdown()

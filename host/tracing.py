@@ -132,10 +132,11 @@ def endpoint_from(env: Mapping[str, str], setting: str) -> str | None:
     return base.rstrip("/") + "/v1/traces" if base else None
 
 
-def install(provider: TracerProvider) -> None:
-    """Trace into `provider` (tests install one with an in-memory exporter); the caller owns its lifetime."""
+def install(provider: TracerProvider | None) -> None:
+    """Trace into `provider` (tests install one with an in-memory exporter), None = off again; the caller
+    owns the provider's lifetime."""
     global _tracer
-    _tracer = provider.get_tracer("feedeater")
+    _tracer = None if provider is None else provider.get_tracer("feedeater")
 
 
 def configure(env: Mapping[str, str], *, setting: str, host_id: str) -> bool:
@@ -166,8 +167,9 @@ def configure(env: Mapping[str, str], *, setting: str, host_id: str) -> bool:
 
 
 def shutdown() -> None:
-    """Flush and stop what `configure` started; back to the no-op span."""
+    """Flush and stop what `configure` started, then back to the no-op span (a provider a test installed
+    is left alone)."""
     global _tracer, _provider
     if _provider is not None:
         _provider.shutdown()
-    _tracer = _provider = None
+        _tracer = _provider = None

@@ -1,4 +1,5 @@
-"""docs/grafana-feedeater.json cannot rot: every metric (and label) it queries is served by a running host."""
+"""A running `feedeater run`: docs/grafana-feedeater.json cannot rot (every metric and label it queries is
+served), and its polls reach an OTLP collector as traces."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from host.services import free_port
 from modules.rss import store
 from tests.feedserver import FeedServer, Route, ago, rss
+from tests.otlp import OtlpCollector
 from tests.services import HostProcess, health, until
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "docs" / "grafana-feedeater.json"
@@ -48,7 +50,7 @@ async def test_every_dashboard_metric_exists_on_a_running_host(
     tmp_path: Path, database_url: str, nats_url: str
 ) -> None:
     port = free_port()
-    with FeedServer() as feeds:
+    with FeedServer() as feeds, OtlpCollector() as collector:
         feeds.route("/feed", Route(body=rss([("a", "A", ago(hours=1), "x")]), encoding="gzip"))
         proc = HostProcess(
             tmp_path / "home",
@@ -57,9 +59,10 @@ async def test_every_dashboard_metric_exists_on_a_running_host(
             "dash",
             FEEDEATER_HTTP_PORT=str(port),
             FEEDEATER_JOB_RSS_POLL="1s",
+            OTEL_EXPORTER_OTLP_ENDPOINT=collector.url,
         )
         try:
-            await until(lambda: health(port), timeout=60, what="the host serving /healthz")
+            await until(lambda: health(port), timeout=180, what="the host serving /healthz")
             conn = await asyncpg.connect(database_url)
             try:
                 await store.add_feed(conn, url=feeds.url("/feed"))
@@ -69,11 +72,20 @@ async def test_every_dashboard_metric_exists_on_a_running_host(
             async def polled() -> str | None:
                 async with httpx.AsyncClient(timeout=5) as client:
                     text = (await client.get(f"http://127.0.0.1:{port}/metrics")).text
-                return text if 'feedeater_rss_fetches_total{status="200"}' in text else None
+                return text if 'feedeater_rss_entries_total{change="new"} 1.0' in text else None
 
-            exposition = await until(polled, timeout=60, what="a poll in the host's /metrics")
+            exposition = await until(polled, timeout=60, what="a stored entry in the host's /metrics")
         finally:
-            proc.stop()
+            proc.stop()  # flushes the spans
+    assert proc.proc.returncode == 0, proc.output()
+    polls = [
+        s
+        for rs in collector.resource_spans()
+        for scope in rs.scope_spans
+        for s in scope.spans
+        if s.name == "rss.poll" and not s.parent_span_id
+    ]
+    assert polls, "no rss.poll trace reached the collector"
     available = served(exposition)
     referenced: dict[str, set[str]] = {}  # metric → labels the dashboard filters it on
     for expr in expressions(json.loads(DASHBOARD.read_text())):

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar
 
 import pytest
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from host import tracing
 from host.errors import UserError
+from tests.otlp import OtlpCollector
 
 
 @pytest.mark.parametrize(
@@ -43,32 +40,9 @@ async def test_off_by_default_every_helper_is_the_shared_no_op() -> None:
         assert s is tracing.NO_SPAN
 
 
-class _Collector(BaseHTTPRequestHandler):
-    """A stand-in OTLP/HTTP collector: keeps every POST (path, content type, body)."""
-
-    received: ClassVar[list[tuple[str, str, bytes]]] = []
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        self.received.append((self.path, self.headers["Content-Type"], body))
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-protobuf")
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return None
-
-
 def test_an_otlp_endpoint_turns_export_on_and_shutdown_flushes() -> None:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Collector)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        env = {
-            "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{server.server_port}",
-            "OTEL_SERVICE_NAME": "fe",
-        }
+    with OtlpCollector() as collector:
+        env = {"OTEL_EXPORTER_OTLP_ENDPOINT": collector.url, "OTEL_SERVICE_NAME": "fe"}
         assert tracing.configure(env, setting="", host_id="h1")
         with (
             tracing.span("rss.poll", {"feedeater.feed.id": 7}, root=True),
@@ -76,14 +50,10 @@ def test_an_otlp_endpoint_turns_export_on_and_shutdown_flushes() -> None:
         ):
             tracing.fail(fetch, "HTTP 500")
         tracing.shutdown()  # flushes the batch
-    finally:
-        server.shutdown()
-        server.server_close()
     assert not tracing.enabled()
-    [(path, content_type, body)] = _Collector.received
+    [(path, content_type, _)] = collector.received
     assert path == "/v1/traces" and content_type == "application/x-protobuf"
-    request = ExportTraceServiceRequest.FromString(body)
-    [resource_spans] = request.resource_spans
+    [resource_spans] = collector.resource_spans()
     resource = {a.key: a.value.string_value for a in resource_spans.resource.attributes}
     assert resource["service.name"] == "fe" and resource["service.instance.id"] == "h1"
     spans = {s.name: s for scope in resource_spans.scope_spans for s in scope.spans}

@@ -34,7 +34,7 @@ def spans() -> Iterator[InMemorySpanExporter]:
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracing.install(provider)
     yield exporter
-    tracing.shutdown()
+    tracing.install(None)
     provider.shutdown()
 
 
