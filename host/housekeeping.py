@@ -40,6 +40,13 @@ def host_module(plugins: Mapping[str, ModuleSpec]) -> ModuleSpec:
             settings=(
                 Setting("outbox_keep_days", "int", 7, "days published outbox rows are kept", min=1, max=3650),
                 Setting("job_runs_keep_days", "int", 30, "days job runs are kept", min=1, max=3650),
+                Setting(
+                    "otlp_endpoint",
+                    "str",
+                    "",
+                    "OTLP/HTTP collector base URL for traces (e.g. http://localhost:4318); empty = "
+                    "OTEL_EXPORTER_OTLP_ENDPOINT, else tracing off",
+                ),
             ),
             migrations=migrate.builtin("host"),
         )

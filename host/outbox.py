@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import asyncpg
 from prometheus_client import Counter, Gauge
 
+from host import tracing
 from host.backoff import Backoff
 from host.events import Event, subject
 from host.module import Emit
@@ -49,7 +50,8 @@ def emitter(module: str, events: Collection[str]) -> Emit:
                 raise ValueError(
                     f"module {module} may not emit {event.subject}: its Manifest.events declares {declared}"
                 )
-        return await enqueue_many(conn, batch)
+        with tracing.span("outbox.emit", {"messaging.batch.message_count": len(batch)}):
+            return await enqueue_many(conn, batch)
 
     return emit
 
@@ -146,7 +148,13 @@ class Relay:
             )
             if not rows:
                 return 0
-            done = await self._publish(rows)
+            attributes: tracing.Attributes = {
+                "messaging.system": "nats",
+                "messaging.batch.message_count": len(rows),
+            }
+            with tracing.span("outbox.publish", attributes, root=True) as current:
+                done = await self._publish(rows)
+                current.set_attribute("feedeater.published", done)
             if done:
                 await conn.execute(
                     "UPDATE host.outbox SET published_at = now(), attempts = attempts + 1 WHERE id = ANY($1::bigint[])",

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import asyncpg
 
-from host import db, migrate, module, outbox, settings
+from host import db, migrate, module, outbox, settings, tracing
 from host.ai import build_ai
 from host.config import HostConfig
 from host.errors import UserError
@@ -121,6 +121,7 @@ class Host:
                     log.warning("module %s teardown failed: %s", name, exc)
             await ctx.ai.aclose()
         self.contexts.clear()
+        tracing.shutdown()  # after the jobs and units: their last spans are exported too
         if self.nc is not None and not self.nc.is_closed:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.nc.drain(), timeout=5)
@@ -336,6 +337,8 @@ class Host:
         """
         assert self.link is not None, "Host.open(with_bus=True) first"
         # Modules and their settings first: a bad setting stops us before anything runs in the background.
+        host_settings = (await self.context("host")).settings
+        tracing.configure(self.env, setting=host_settings["otlp_endpoint"], host_id=self.config.host_id)
         scheduled = await self.start_scheduler()
         server = await self._serve_http()
         port = self.http_port = server.port

@@ -3,8 +3,11 @@
 I/O stays in `Fetcher`; the decisions it makes (redirect targets, Retry-After, body decoding under a size
 cap, error classification) are plain functions and classes that can be tested without a network.
 
-Politeness: conditional GET, compression, a global concurrency cap, a per-host cap and optional per-host
-spacing. Safety: every URL (including each redirect hop) passes `check_url`, every connection goes through
+Politeness: conditional GET, compression, a global concurrency cap, a per-host cap, optional per-host
+spacing, an optional per-host request rate (token bucket, `ratelimit.py`) and a per-host circuit breaker
+(`host/breaker.py`): a host that keeps failing (network errors, 5xx, 429) is left alone for a cool-down,
+then probed with one request, so a dead server with a thousand feeds costs one timeout, not a thousand.
+Safety: every URL (including each redirect hop) passes `check_url`, every connection goes through
 the address guard of `netguard`, bodies are capped while streaming (raw and decoded, so gzip bombs stop
 early), and each fetch has an overall network-time deadline that a trickling server cannot stretch.
 """
@@ -14,13 +17,14 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import http.cookiejar
+import logging
 import socket
 import ssl
 import time
 import zlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Protocol, Self
@@ -28,7 +32,9 @@ from typing import Protocol, Self
 import brotli
 import httpcore
 import httpx
+from prometheus_client import Counter, Gauge
 
+from host.breaker import Admission, BreakerParams, BreakerState, admit, record
 from host.net.netguard import (
     AddressPolicy,
     BlockedURLError,
@@ -36,6 +42,9 @@ from host.net.netguard import (
     check_url,
     is_public_address,
 )
+from host.net.ratelimit import TokenBucket
+
+log = logging.getLogger("feedeater.fetch")
 
 FEED_ACCEPT = (
     "application/rss+xml, application/atom+xml, application/feed+json, application/rdf+xml;q=0.9, "
@@ -46,6 +55,13 @@ _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _PERMANENT_REDIRECTS = frozenset({301, 308})
 _SUCCESS = frozenset({200, 304})
 _DRAIN_LIMIT = 64 * 1024  # small error/redirect bodies are read so the connection can be reused
+_HOST_FAILURE_KINDS = frozenset({"network", "dns", "tls", "timeout"})
+_HOST_FAILURE_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+HOST_CIRCUIT = Counter(
+    "feedeater_fetch_host_circuit_transitions_total", "Per-host circuit breaker openings and closings", ["to"]
+)
+HOSTS_OPEN = Gauge("feedeater_fetch_hosts_circuit_open", "Hosts whose circuit is open in this process")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,9 +82,10 @@ class FetchResult:
     last_modified: str | None
     retry_after_s: float | None
     error: str | None
-    error_kind: str | None  # network | dns | tls | timeout | too_large | blocked | redirects | http
+    error_kind: str | None  # network dns tls timeout too_large blocked redirects http circuit_open
     elapsed_s: float  # wall time of the fetch() call, including waiting for concurrency slots
     redirects: tuple[str, ...]  # each redirect target followed, in order
+    wire_bytes: int = 0  # bytes of the 200 body as received (before Content-Encoding decoding)
 
 
 class FetchError(Exception):
@@ -184,6 +201,11 @@ class BodyDecoder:
         self._size = 0
         self._chunks: list[bytes] = []
 
+    @property
+    def raw_bytes(self) -> int:
+        """Bytes fed in so far, as they came off the wire."""
+        return self._raw
+
     def _too_large(self) -> FetchError:
         return FetchError("too_large", f"body larger than {self._max_bytes} bytes")
 
@@ -258,17 +280,36 @@ class _Hop:
     headers: httpx.Headers
     body: bytes | None
     elapsed_s: float
+    wire_bytes: int
+
+
+def host_failed(status: int, error_kind: str | None) -> bool:
+    """Whether a fetch says something about the *host* (down, overloaded) rather than about one URL."""
+    return error_kind in _HOST_FAILURE_KINDS or status in _HOST_FAILURE_STATUSES
+
+
+@dataclass(slots=True)
+class _HostCircuit:
+    state: BreakerState = field(default_factory=BreakerState)
+    retry_at: float = 0.0
+    probing: bool = False
 
 
 class _HostGate:
-    """Per-host concurrency and spacing; exists only while the host has users or a spacing wait pending."""
+    """Per-host concurrency, spacing and rate; exists only while the host has users, a spacing wait
+    pending or a bucket that is not full again."""
 
-    __slots__ = ("next_start", "semaphore", "users")
+    __slots__ = ("bucket", "next_start", "semaphore", "users")
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, bucket: TokenBucket | None) -> None:
         self.semaphore = asyncio.Semaphore(limit)
         self.users = 0
         self.next_start = 0.0
+        self.bucket = bucket
+
+    def idle_from(self) -> float:
+        """When forgetting this gate loses nothing (loop time)."""
+        return max(self.next_start, self.bucket.full_at() if self.bucket else 0.0)
 
 
 class Fetcher:
@@ -276,7 +317,11 @@ class Fetcher:
 
     `timeout_s` bounds the network time of a whole fetch (all redirect hops, connect, headers and body);
     time spent waiting for a concurrency slot is not counted, so a long queue for one host does not turn
-    into timeouts. `address_policy` decides which resolved addresses may be connected to;
+    into timeouts. `per_host_rate` (requests/s, 0 = unlimited) with `per_host_burst` caps how fast
+    requests to one host name start, however many feeds live there. `host_circuit` (None = off) opens a
+    host's circuit; while it is open, fetches to it return error_kind "circuit_open" at once, with
+    `retry_after_s` = the rest of the cool-down (`clock` measures it). `address_policy` decides which
+    resolved addresses may be connected to;
     `allow_private_networks=True` switches the address check off (the URL check stays).
     """
 
@@ -289,6 +334,10 @@ class Fetcher:
         global_limit: int = 50,
         per_host_limit: int = 2,
         per_host_delay_s: float = 0.0,
+        per_host_rate: float = 0.0,
+        per_host_burst: int = 1,
+        host_circuit: BreakerParams | None = None,
+        clock: Callable[[], float] = time.monotonic,
         allow_private_networks: bool = False,
         max_redirects: int = 5,
         address_policy: AddressPolicy = is_public_address,
@@ -297,6 +346,11 @@ class Fetcher:
         self._max_bytes = max_bytes
         self._per_host_limit = per_host_limit
         self._per_host_delay_s = per_host_delay_s
+        self._per_host_rate = per_host_rate
+        self._per_host_burst = per_host_burst
+        self._host_circuit = host_circuit
+        self._circuits: dict[str, _HostCircuit] = {}
+        self._clock = clock
         self._max_redirects = max_redirects
         self._global = asyncio.Semaphore(global_limit)
         self._gates: dict[str, _HostGate] = {}
@@ -343,6 +397,21 @@ class Fetcher:
             headers["If-None-Match"] = etag
         if last_modified and _sendable(last_modified):
             headers["If-Modified-Since"] = last_modified
+        host = _host_of(url) if self._host_circuit is not None else None
+        if host is None:
+            return await self._fetch(url, headers, started)
+        admission = self._admit(host)
+        if admission == "refuse":
+            return self._refusal(host, url)
+        try:
+            result = await self._fetch(url, headers, started)
+        finally:
+            if admission == "probe" and (circuit := self._circuits.get(host)) is not None:
+                circuit.probing = False  # also when cancelled: the next fetch may probe instead
+        self._record(host, host_failed(result.status, result.error_kind), probe=admission == "probe")
+        return result
+
+    async def _fetch(self, url: str, headers: dict[str, str], started: float) -> FetchResult:
         current = url
         redirects: list[str] = []
         permanent = True
@@ -369,20 +438,7 @@ class Fetcher:
             kind, message = classify_error(exc)
             if kind == "timeout":
                 message = f"no complete response within {self._timeout_s:g}s ({message})"
-            return FetchResult(
-                status=0,
-                url=current,
-                permanent_url=None,
-                body=None,
-                headers={},
-                etag=None,
-                last_modified=None,
-                retry_after_s=None,
-                error=message,
-                error_kind=kind,
-                elapsed_s=time.monotonic() - started,
-                redirects=tuple(redirects),
-            )
+            return _failed(current, kind, message, started, tuple(redirects))
         ok = hop.status in _SUCCESS
         retry_after = hop.headers.get("retry-after")
         return FetchResult(
@@ -398,7 +454,49 @@ class Fetcher:
             error_kind=None if ok else "http",
             elapsed_s=time.monotonic() - started,
             redirects=tuple(redirects),
+            wire_bytes=hop.wire_bytes,
         )
+
+    def _admit(self, host: str) -> Admission:
+        circuit = self._circuits.get(host)
+        if circuit is None:
+            return "pass"
+        admission = admit(
+            circuit.state, now=self._clock(), retry_at=circuit.retry_at, probing=circuit.probing
+        )
+        circuit.probing = circuit.probing or admission == "probe"
+        return admission
+
+    def _refusal(self, host: str, url: str) -> FetchResult:
+        """The result of a fetch the open circuit refused: no request was made."""
+        wait = max(self._circuits[host].retry_at - self._clock(), 1.0)
+        message = f"host {host} is failing; circuit open, next try in {wait:.0f}s"
+        return _failed(url, "circuit_open", message, time.monotonic(), (), retry_after_s=wait)
+
+    def _record(self, host: str, failed: bool, *, probe: bool) -> None:
+        """Count a finished fetch; one that started before the circuit opened no longer counts."""
+        assert self._host_circuit is not None
+        circuit = self._circuits.get(host)
+        if circuit is None:
+            if not failed:
+                return  # the common case: a healthy host needs no entry
+            circuit = self._circuits[host] = _HostCircuit()
+        if circuit.state.phase == "open" and not probe:
+            return
+        verdict = record(circuit.state, failed, self._host_circuit)
+        circuit.state = verdict.state
+        if verdict.cooldown_s is not None:
+            circuit.retry_at = self._clock() + verdict.cooldown_s
+        if verdict.transition == "opened":
+            HOSTS_OPEN.inc()
+            log.warning("host %s: failing; circuit open, one probe in %.0fs", host, verdict.cooldown_s)
+        elif verdict.transition == "closed":
+            HOSTS_OPEN.dec()
+            log.info("host %s: probe succeeded; circuit closed", host)
+        if verdict.transition is not None:
+            HOST_CIRCUIT.labels(verdict.transition).inc()
+        if circuit.state == BreakerState():
+            del self._circuits[host]
 
     async def _exchange(self, url: str, headers: dict[str, str], budget_s: float) -> _Hop:
         """One request/response inside the concurrency slots and the remaining time budget."""
@@ -409,40 +507,48 @@ class Fetcher:
                 response = await self._client.send(request, stream=True)
                 try:
                     if response.status_code == 200:
-                        body: bytes | None = await self._read_body(response)
+                        body, wire = await self._read_body(response)
                     else:
-                        body = None
+                        body, wire = None, 0
                         await _drain(response)
                 finally:
                     await response.aclose()
-            return _Hop(response.status_code, response.headers, body, time.monotonic() - started)
+            return _Hop(response.status_code, response.headers, body, time.monotonic() - started, wire)
 
-    async def _read_body(self, response: httpx.Response) -> bytes:
+    async def _read_body(self, response: httpx.Response) -> tuple[bytes, int]:
+        """The decoded body and its size on the wire."""
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self._max_bytes:
             raise FetchError("too_large", f"Content-Length {declared} exceeds {self._max_bytes} bytes")
         decoder = BodyDecoder(response.headers.get("content-encoding"), self._max_bytes)
         async for chunk in response.aiter_raw():
             decoder.feed(chunk)
-        return decoder.finish()
+        return decoder.finish(), decoder.raw_bytes
 
     @asynccontextmanager
     async def _slot(self, host: str) -> AsyncIterator[None]:
-        """Per-host slot (with spacing between request starts), then a global slot.
+        """Per-host slot (with spacing and rate limit between request starts), then a global slot.
 
         The host slot is taken first so requests queued for one busy host never sit on global slots. Start
-        times are reserved before the global slot is taken, so spacing is exact unless the global limit is
-        saturated (then a delayed request may start closer to the next one; it never starts earlier).
+        times are reserved before the global slot is taken, so spacing and rate are exact unless the global
+        limit is saturated (then a delayed request may start closer to the next one; never earlier).
         """
         gate = self._gates.get(host)
         if gate is None:
-            gate = self._gates[host] = _HostGate(self._per_host_limit)
+            loop_now = asyncio.get_running_loop().time()
+            bucket = (
+                TokenBucket(self._per_host_rate, self._per_host_burst, loop_now)
+                if self._per_host_rate > 0
+                else None
+            )
+            gate = self._gates[host] = _HostGate(self._per_host_limit, bucket)
         gate.users += 1
         try:
             async with gate.semaphore:
-                if self._per_host_delay_s > 0:
+                if self._per_host_delay_s > 0 or gate.bucket is not None:
                     now = asyncio.get_running_loop().time()
-                    start = max(now, gate.next_start)
+                    start = gate.bucket.reserve(now) if gate.bucket is not None else now
+                    start = max(start, gate.next_start)
                     gate.next_start = start + self._per_host_delay_s
                     if start > now:
                         await asyncio.sleep(start - now)
@@ -457,10 +563,43 @@ class Fetcher:
         if gate.users or self._gates.get(host) is not gate:
             return
         loop = asyncio.get_running_loop()
-        if gate.next_start <= loop.time():
+        idle_from = gate.idle_from()
+        if idle_from <= loop.time():
             del self._gates[host]
         else:
-            loop.call_at(gate.next_start, self._retire, host, gate)
+            loop.call_at(idle_from, self._retire, host, gate)
+
+
+def _host_of(url: str) -> str | None:
+    try:
+        return httpx.URL(url).host or None
+    except httpx.InvalidURL:
+        return None
+
+
+def _failed(
+    url: str,
+    kind: str,
+    message: str,
+    started: float,
+    redirects: tuple[str, ...],
+    retry_after_s: float | None = None,
+) -> FetchResult:
+    """A fetch that got no final HTTP response."""
+    return FetchResult(
+        status=0,
+        url=url,
+        permanent_url=None,
+        body=None,
+        headers={},
+        etag=None,
+        last_modified=None,
+        retry_after_s=retry_after_s,
+        error=message,
+        error_kind=kind,
+        elapsed_s=time.monotonic() - started,
+        redirects=redirects,
+    )
 
 
 async def _drain(response: httpx.Response) -> None:

@@ -54,11 +54,15 @@ def parse_assignment(text: str) -> tuple[str, Any]:
 
 
 def feed_state(row: dict[str, Any]) -> str:
-    """What a user needs to know first: dead, disabled, failing (how often), new (never polled), ok."""
+    """What a user needs to know first: dead, disabled, circuit open, failing (how often), new, ok."""
     if row["dead"]:
         return "dead"
     if not row["enabled"]:
         return "disabled"
+    if row.get("circuit") == "open":
+        return "circuit open" + (
+            f" (failing ×{row['consecutive_errors']})" if row["consecutive_errors"] else ""
+        )
     if row["consecutive_errors"]:
         return f"failing ×{row['consecutive_errors']}" + (" (stale)" if row["stale"] else "")
     if row["last_polled_at"] is None:
@@ -226,6 +230,14 @@ def _show_text(d: dict[str, Any]) -> str:
     if d["last_error"]:
         fields.append(
             ("last error", f"{d['last_error']} ({plural(d['consecutive_errors'], 'failure')} in a row)")
+        )
+    if d.get("circuit") == "open":
+        fields.append(
+            (
+                "circuit",
+                f"open since {when(d['circuit_opened_at'])} (too many failed polls); "
+                f"one probe at {when(d['next_poll_at'])}, closes when it succeeds",
+            )
         )
     if d["description"]:
         fields.append(("about", textfmt.fit(d["description"], 200)))

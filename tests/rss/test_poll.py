@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
-
-import pytest
 
 from host import outbox
 from host.runtime import Host
 from modules.rss import store
 from modules.rss.ingest import publish
 from tests.feedserver import FeedServer, Route, ago, rss
-from tests.services import BusReader, make_host, reset_stream
+from tests.services import BusReader
 
 
 async def poll(host: Host) -> dict[str, Any]:
@@ -44,24 +41,6 @@ async def state(host: Host, feed_id: int) -> dict[str, Any]:
     )
     assert row is not None
     return dict(row)
-
-
-@pytest.fixture
-async def rss_host(tmp_path: Path, database_url: str, nats_url: str) -> AsyncIterator[Callable[..., Any]]:
-    """Factory: a started Host with extra settings in env (FEEDEATER_RSS_*)."""
-    await reset_stream(nats_url)
-    hosts: list[Host] = []
-
-    async def factory(host_id: str = "h1", **settings: str) -> Host:
-        env = {f"FEEDEATER_RSS_{k.upper()}": v for k, v in settings.items()}
-        h = make_host(tmp_path / host_id, database_url, nats_url, host_id=host_id, env=env)
-        await h.open()
-        hosts.append(h)
-        return h
-
-    yield factory
-    for h in hosts:
-        await h.close()
 
 
 async def test_first_poll_stores_entries_and_publishes_backfill_once(

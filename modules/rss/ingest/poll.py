@@ -16,17 +16,18 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any, Literal
 
 import asyncpg
 
-from host import progress
+from host import progress, tracing
+from host.breaker import BreakerParams
 from host.module import ModuleContext
 from host.net.fetcher import Fetcher, FetchResult
 from modules.rss import metrics, store
-from modules.rss.ingest import intake, processors
+from modules.rss.ingest import circuit, intake, observe, processors
 from modules.rss.ingest.schedule import Decision, Outcome, ScheduleParams, decide
 from modules.rss.model import Feed
 from modules.rss.parse import FeedParseError, parse_feed
@@ -51,6 +52,9 @@ def make_fetcher(settings: dict[str, Any] | Any) -> Fetcher:
         global_limit=settings["global_concurrency"],
         per_host_limit=settings["per_host_concurrency"],
         per_host_delay_s=settings["per_host_delay_ms"] / 1000,
+        per_host_rate=settings["per_host_rate"],
+        per_host_burst=settings["per_host_burst"],
+        host_circuit=circuit.host_params(settings),
         allow_private_networks=settings["allow_private_networks"],
     )
 
@@ -64,6 +68,9 @@ async def run(ctx: ModuleContext) -> dict[str, Any]:
     """One tick: poll every due feed (in batches) and return the counts for host.job_runs."""
     totals: Counter[str] = Counter()
     batch = int(ctx.settings["poll_batch"])
+    async with ctx.pool.acquire() as conn:  # the gauges: queue depth (due feeds), open circuits, stale, dead
+        for state, count in (await store.feed_counts(conn, datetime.now(UTC))).items():
+            metrics.FEEDS.labels(state).set(count)
     while True:
         async with ctx.pool.acquire() as conn:
             claims = await store.claim_due(
@@ -125,10 +132,21 @@ async def poll_now(
 
 
 async def poll_one(ctx: ModuleContext, claim: store.Claim) -> Counter[str]:
+    """Poll one claimed feed: one trace per poll (stages fetch, parse, store, schedule as child spans)."""
+    with tracing.span("rss.poll", observe.poll_attributes(claim), root=True):
+        counts = await _poll_one(ctx, claim)
+        observe.finished(counts)
+        return counts
+
+
+async def _poll_one(ctx: ModuleContext, claim: store.Claim) -> Counter[str]:
     feed = claim.feed
     fetcher: Fetcher = ctx.state["fetcher"]
     started = time.monotonic()
-    res = await fetcher.fetch(feed.url, etag=claim.etag, last_modified=claim.last_modified)
+    with tracing.span("rss.fetch"):
+        res = await fetcher.fetch(feed.url, etag=claim.etag, last_modified=claim.last_modified)
+        observe.fetched(claim, res)
+    observe.annotate_fetch(res)
     metrics.FETCHES.labels(str(res.status) if res.status else (res.error_kind or "error")).inc()
     metrics.FETCH_SECONDS.observe(res.elapsed_s)
     size = len(res.body) if res.body else 0
@@ -172,7 +190,8 @@ async def _handle_body(
         return Counter(same_body=1)
     parse_started = time.monotonic()
     try:
-        parsed = await _parse(ctx, res, now)
+        with tracing.span("rss.parse"):
+            parsed = await _parse(ctx, res, now)
     except FeedParseError as exc:
         metrics.PARSE_ERRORS.inc()
         async with ctx.pool.acquire() as conn, conn.transaction():
@@ -187,7 +206,7 @@ async def _handle_body(
     lookback = feed.lookback_hours or int(ctx.settings["lookback_hours"])
     meta = _meta_changes(feed, parsed, res) | ({"stale": False} if feed.stale else {})
     feed.title = parsed.title or feed.title  # messages carry the feed's current title
-    async with ctx.pool.acquire() as conn, conn.transaction():
+    async with tracing.aspan("rss.store"), ctx.pool.acquire() as conn, conn.transaction():
         intents, inserted = await intake.ingest(
             conn,
             ctx.emit,
@@ -204,7 +223,7 @@ async def _handle_body(
         await store.finish_poll(
             conn,
             feed.id,
-            _success_fields(res, now, decision)
+            _success_fields(ctx, claim, res, now, decision)
             | {
                 "ttl_minutes": parsed.ttl_minutes,
                 "skip_hours": sorted(parsed.skip_hours),
@@ -236,6 +255,12 @@ async def _handle_body(
 async def _handle_no_body(ctx: ModuleContext, claim: store.Claim, res: FetchResult, now: datetime) -> None:
     feed = claim.feed
     async with ctx.pool.acquire() as conn, conn.transaction():
+        if res.error_kind == "circuit_open":  # no request was made: not this feed's failure
+            wait = max(res.retry_after_s or 0.0, 60.0) * (
+                1 + 0.15 * ctx.state.setdefault("rng", random.Random()).random()
+            )
+            await store.finish_poll(conn, feed.id, {"next_poll_at": now + timedelta(seconds=wait)})
+            return
         if res.status == 304:
             await _finish_unchanged(ctx, conn, claim, res, now)
             return
@@ -264,7 +289,7 @@ async def _finish_unchanged(
         skip_days=frozenset(claim.skip_days),
     )
     decision = _decide(ctx, claim, now, outcome)
-    await store.finish_poll(conn, claim.feed.id, _success_fields(res, now, decision))
+    await store.finish_poll(conn, claim.feed.id, _success_fields(ctx, claim, res, now, decision))
     if claim.feed.stale:
         await store.update_feed_meta(conn, claim.feed.id, {"stale": False})
 
@@ -321,7 +346,8 @@ async def _record_failure(
             "last_error_at": now,
             "last_error": error,
             "consecutive_errors": errors,
-        },
+        }
+        | circuit.fields(claim, decision, failed=True, now=now, params=_breaker(ctx)),
         failed=True,
     )
     threshold = int(ctx.settings["stale_after_errors"])
@@ -350,17 +376,33 @@ def _outcome(parsed: Feed, res: FetchResult, new: int) -> Outcome:
 
 def _decide(ctx: ModuleContext, claim: store.Claim, now: datetime, outcome: Outcome) -> Decision:
     rng: random.Random = ctx.state.setdefault("rng", random.Random())
-    return decide(
-        claim.interval_s,
-        outcome,
-        now=now,
-        params=ctx.state.setdefault("schedule_params", schedule_params(ctx.settings)),
-        override_interval_s=float(claim.feed.interval_override_s) if claim.feed.interval_override_s else None,
-        rng=rng,
-    )
+    with tracing.span("rss.schedule", {"feedeater.outcome": outcome.kind}) as current:
+        decision = decide(
+            claim.interval_s,
+            outcome,
+            now=now,
+            params=ctx.state.setdefault("schedule_params", schedule_params(ctx.settings)),
+            override_interval_s=float(claim.feed.interval_override_s)
+            if claim.feed.interval_override_s
+            else None,
+            rng=rng,
+        )
+        current.set_attribute("feedeater.interval_s", decision.interval_s)
+        current.set_attribute("feedeater.reason", decision.reason)
+    return decision
 
 
-def _success_fields(res: FetchResult, now: datetime, decision: Decision) -> dict[str, Any]:
+def _breaker(ctx: ModuleContext) -> BreakerParams | None:
+    if "breaker_params" not in ctx.state:
+        ctx.state["breaker_params"] = circuit.params(ctx.settings)
+    params: BreakerParams | None = ctx.state["breaker_params"]
+    return params
+
+
+def _success_fields(
+    ctx: ModuleContext, claim: store.Claim, res: FetchResult, now: datetime, decision: Decision
+) -> dict[str, Any]:
+    observe.scheduled(decision)
     fields: dict[str, Any] = {
         "next_poll_at": decision.next_poll_at,
         "interval_s": decision.interval_s,
@@ -375,7 +417,8 @@ def _success_fields(res: FetchResult, now: datetime, decision: Decision) -> dict
     if res.status == 200:  # a 304 keeps the validators we sent
         fields["etag"] = res.etag
         fields["last_modified"] = res.last_modified
-    return fields
+        fields["last_wire_bytes"] = res.wire_bytes
+    return fields | circuit.fields(claim, decision, failed=False, now=now, params=_breaker(ctx))
 
 
 def _meta_changes(feed: store.FeedRow, parsed: Feed, res: FetchResult) -> dict[str, Any]:

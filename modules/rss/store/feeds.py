@@ -13,6 +13,7 @@ from typing import Any
 
 import asyncpg
 
+from host.breaker import BreakerState
 from host.errors import UserError
 from host.workqueue import WorkQueue
 
@@ -74,6 +75,8 @@ class Claim:
     ttl_minutes: int | None
     skip_hours: list[int]
     skip_days: list[str]
+    circuit: BreakerState = dataclasses.field(default_factory=BreakerState)
+    last_wire_bytes: int | None = None  # the last 200 body as received: what a 304 saves
 
 
 # -- feeds ---------------------------------------------------------------------------------------
@@ -127,6 +130,7 @@ async def list_feeds(
         f"""SELECT {", ".join("f." + c.strip() for c in FEED_COLUMNS.split(","))},
                    p.next_poll_at, p.last_polled_at, p.last_status, p.last_success_at, p.last_error, p.consecutive_errors,
                    p.total_errors, p.interval_s, p.interval_reason,
+                   p.circuit, p.circuit_opened_at,
                    (SELECT count(*) FROM mod_rss.entries e WHERE e.feed_id = f.id) AS entries
             FROM mod_rss.feeds f JOIN mod_rss.poll_state p ON p.feed_id = f.id
             WHERE ($1::text IS NULL OR f.folder = $1 OR f.folder LIKE $1 || '/%') AND ($2::bigint IS NULL OR f.id = $2)
@@ -153,7 +157,8 @@ async def update_feed(conn: asyncpg.Connection, feed_id: int, changes: dict[str,
     if changes.get("enabled"):  # re-enabling revives a dead feed and polls it soon
         await conn.execute("UPDATE mod_rss.feeds SET dead = false, stale = false WHERE id = $1", feed_id)
         await conn.execute(
-            "UPDATE mod_rss.poll_state SET next_poll_at = now(), consecutive_errors = 0 WHERE feed_id = $1",
+            """UPDATE mod_rss.poll_state SET next_poll_at = now(), consecutive_errors = 0,
+                   circuit = 'closed', circuit_history = 0, circuit_opens = 0 WHERE feed_id = $1""",
             feed_id,
         )
     if "interval" in changes:
@@ -170,7 +175,7 @@ POLL_QUEUE = WorkQueue(
     order="q.next_poll_at",
     returning=", ".join("f." + c.strip() for c in FEED_COLUMNS.split(","))
     + ", q.etag, q.last_modified, q.interval_s, q.successful_polls, q.consecutive_errors, q.ttl_minutes,"
-    " q.skip_hours, q.skip_days",
+    " q.skip_hours, q.skip_days, q.circuit, q.circuit_history, q.circuit_opens, q.last_wire_bytes",
     returning_from=", mod_rss.feeds f",
     returning_where="AND f.id = q.feed_id",
 )
@@ -212,9 +217,26 @@ def _claims(rows: Sequence[asyncpg.Record]) -> list[Claim]:
             r["ttl_minutes"],
             list(r["skip_hours"]),
             list(r["skip_days"]),
+            BreakerState(r["circuit"], r["circuit_history"], r["circuit_opens"]),
+            r["last_wire_bytes"],
         )
         for r in rows
     ]
+
+
+async def feed_counts(conn: asyncpg.Connection, now: datetime) -> dict[str, int]:
+    """Feeds by state for the gauges: due now (the poll queue's depth), circuit open, stale, dead, all."""
+    row = await conn.fetchrow(
+        """SELECT count(*) FILTER (WHERE f.enabled AND NOT f.dead AND p.next_poll_at <= $1) AS due,
+                  count(*) FILTER (WHERE p.circuit = 'open') AS circuit_open,
+                  count(*) FILTER (WHERE f.stale) AS stale,
+                  count(*) FILTER (WHERE f.dead) AS dead,
+                  count(*) AS total
+           FROM mod_rss.feeds f JOIN mod_rss.poll_state p ON p.feed_id = f.id""",
+        now,
+    )
+    assert row is not None
+    return dict(row)
 
 
 async def finish_poll(
