@@ -14,7 +14,7 @@ from typing import Any
 
 from host.ai import AI_SETTINGS
 from host.migrate import builtin
-from host.module import Job, Manifest, ModuleContext, ModuleSpec, Service
+from host.module import Job, Manifest, ModuleContext, ModuleSpec, Routes, Service
 from modules.rss import settings
 
 
@@ -73,13 +73,27 @@ MANIFEST = Manifest(
             "5m",
             "fetch and extract the article pages of full-text feeds",
         ),
+        Job(
+            "websub", _lazy("websub.renew:run"), "1m", "renew WebSub leases; fall back to polling on failure"
+        ),
+        Job("backfill", _lazy("backfill.walk:run"), "1m", "walk RFC 5005 archive pages once per feed"),
     ),
     services=(
         Service(
             "search", _lazy("search.service:serve"), needs_bus=True, description="NATS request/reply search"
         ),
     ),
-    settings=(*settings.CORE, *AI_SETTINGS, *settings.EMBED, *settings.SUMMARY, *settings.FULLTEXT),
+    routes=(
+        Routes("websub", _lazy("websub.routes:build"), prefix="/websub", description="WebSub callbacks"),
+    ),
+    settings=(
+        *settings.CORE,
+        *AI_SETTINGS,
+        *settings.EMBED,
+        *settings.SUMMARY,
+        *settings.FULLTEXT,
+        *settings.PUSH,
+    ),
     events=("messageCreated", "messageUpdated", "contextUpdated"),
     migrations=builtin("rss"),
 )

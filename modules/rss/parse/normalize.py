@@ -86,7 +86,7 @@ def clean_url(value: str | None, base: str | None = None) -> str | None:
         return None
 
 
-def _absolute(href: str, base: str) -> str | None:
+def absolute_url(href: str, base: str) -> str | None:
     """A feed relation's URL made absolute but otherwise as written: a WebSub topic must match the
     hub's byte for byte, so no tracking-parameter cleaning here."""
     try:
@@ -403,5 +403,5 @@ def normalize_feed(raw: RawFeed, *, now: datetime) -> Feed:
         skip_days=_skip_days(raw.skip_days),
         parser=raw.parser,
         warnings=[*raw.warnings, *problems.messages()],
-        links=tuple((rel, url) for rel, href in raw.links if (url := _absolute(href, raw.base))),
+        links=tuple((rel, url) for rel, href in raw.links if (url := absolute_url(href, raw.base))),
     )
