@@ -8,6 +8,7 @@ CREATE TABLE mod_rss.websub (
     token           text NOT NULL UNIQUE,           -- the callback path segment (random, unguessable)
     hub             text NOT NULL,
     topic           text NOT NULL,
+    callback        text NOT NULL,                  -- <websub_callback_base>/websub/<token> as sent to the hub
     secret          text NOT NULL,                  -- hub.secret: pushes are HMAC-signed with it
     state           text NOT NULL DEFAULT 'pending'
                     CHECK (state IN ('pending', 'active', 'failed', 'unsubscribing')),

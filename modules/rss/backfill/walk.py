@@ -16,13 +16,16 @@ from typing import Any
 import asyncpg
 
 from host.backoff import Backoff
+from host.errors import UserError
 from host.module import ModuleContext
 from host.net.fetcher import Fetcher
 from modules.rss import store
 from modules.rss.backfill import links as archive
 from modules.rss.ingest import processors
 from modules.rss.ingest.document import After, ingest_document
+from modules.rss.ingest.poll import parse_body
 from modules.rss.model import Feed
+from modules.rss.parse import FeedParseError
 from modules.rss.store import backfill as walks
 
 log = logging.getLogger("feedeater.rss.backfill")
@@ -39,6 +42,47 @@ async def run(ctx: ModuleContext) -> dict[str, Any]:
         )
     results = await asyncio.gather(*(walk(ctx, walks.Walk.from_record(r)) for r in rows))
     return dict(sum(results, Counter(feeds=len(rows))))
+
+
+async def by_hand(ctx: ModuleContext, ref: str, *, max_pages: int | None) -> dict[str, Any]:
+    """`feedeater rss backfill`: read the feed's current links, (re)queue its walk and walk it now."""
+    bound = int(ctx.settings["backfill_max_pages"]) if max_pages is None else max_pages
+    if bound < 1:
+        raise UserError(f"--max-pages {bound} is not a page count", "give 1 or more")
+    async with ctx.pool.acquire() as conn:
+        feed = await store.get_feed(conn, ref)
+    fetcher: Fetcher = ctx.state["fetcher"]
+    res = await fetcher.fetch(feed.url)
+    if res.status != 200 or res.body is None:
+        raise UserError(
+            f"cannot fetch feed {feed.id}: {res.error}", f"check it with `feedeater rss show {feed.id}`"
+        )
+    try:
+        parsed = await parse_body(
+            ctx, res.body, url=res.url, content_type=res.headers.get("content-type"), now=datetime.now(UTC)
+        )
+    except FeedParseError as exc:
+        raise UserError(f"feed {feed.id} is not readable: {exc}") from None
+    first = archive.start(parsed.links)
+    if first is None:
+        raise UserError(
+            f"feed {feed.id} links no archive (no RFC 5005 prev-archive, next or previous link)",
+            "nothing to backfill: its history is what the feed shows",
+        )
+    async with ctx.pool.acquire() as conn:
+        await walks.request(conn, feed.id, *first, max_pages=bound)
+    counts = await walk_feed(ctx, feed.id, pages=None)
+    async with ctx.pool.acquire() as conn:
+        state = await walks.status(conn, feed.id) or {}
+    return {
+        "feed": feed.id,
+        "rel": first[0],
+        "pages": counts["pages"],
+        "new": counts["new"],
+        "state": state.get("state"),
+        "next_url": state.get("next_url"),
+        "last_error": state.get("last_error"),
+    }
 
 
 async def walk_feed(ctx: ModuleContext, feed_id: int, *, pages: int | None = None) -> Counter[str]:

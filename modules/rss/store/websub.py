@@ -10,7 +10,7 @@ import asyncpg
 from host.workqueue import WorkQueue
 from modules.rss.websub.lease import Current
 
-_COLUMNS = "id, feed_id, token, hub, topic, secret, state"
+_COLUMNS = "id, feed_id, token, hub, topic, callback, secret, state"
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +20,7 @@ class Subscription:
     token: str
     hub: str
     topic: str
+    callback: str
     secret: str
     state: str
 
@@ -46,12 +47,13 @@ async def current(conn: asyncpg.Connection, feed_id: int) -> Current | None:
 
 
 async def request(
-    conn: asyncpg.Connection, *, feed_id: int, hub: str, topic: str, secret: str, token: str
+    conn: asyncpg.Connection, *, feed_id: int, hub: str, topic: str, callback: str, secret: str, token: str
 ) -> Subscription:
     """A new subscription attempt (pending until the hub verifies it); replaces the feed's old one."""
     row = await conn.fetchrow(
-        f"""INSERT INTO mod_rss.websub (feed_id, token, hub, topic, secret) VALUES ($1, $2, $3, $4, $5)
-            ON CONFLICT (feed_id) DO UPDATE SET token = $2, hub = $3, topic = $4, secret = $5,
+        f"""INSERT INTO mod_rss.websub (feed_id, token, hub, topic, secret, callback)
+            VALUES ($1, $2, $3, $4, $5, $6)
+            ON CONFLICT (feed_id) DO UPDATE SET token = $2, hub = $3, topic = $4, secret = $5, callback = $6,
                 state = 'pending', requested_at = now(), verified_at = NULL, expires_at = NULL,
                 renew_at = NULL, last_error = NULL, updated_at = now()
             RETURNING {_COLUMNS}""",
@@ -60,6 +62,7 @@ async def request(
         hub,
         topic,
         secret,
+        callback,
     )
     assert row is not None
     return Subscription.from_record(row)
@@ -127,7 +130,11 @@ async def record_push(conn: asyncpg.Connection, sub_id: int, *, accepted: bool) 
 
 
 async def unsubscribing(conn: asyncpg.Connection, feed_ids: list[int]) -> list[Subscription]:
-    """Before feeds are removed: their subscriptions wait for the hub's unsubscribe verification."""
+    """Before feeds are removed: their subscriptions wait for the hub's unsubscribe verification (failed
+    ones have nothing to cancel and go at once)."""
+    await conn.execute(
+        "DELETE FROM mod_rss.websub WHERE feed_id = ANY($1::bigint[]) AND state = 'failed'", feed_ids
+    )
     rows = await conn.fetch(
         f"""UPDATE mod_rss.websub SET state = 'unsubscribing', requested_at = now(), updated_at = now()
             WHERE feed_id = ANY($1::bigint[]) AND state <> 'failed' RETURNING {_COLUMNS}""",

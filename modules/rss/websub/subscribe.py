@@ -45,13 +45,15 @@ async def after_fetch(
         retry_s = float(ctx.settings["websub_retry_hours"]) * 3600
         if not lease.should_subscribe(known, push, now=now, retry_after_s=retry_s):
             return None
+        token = secrets.token_urlsafe(24)
         sub = await subs.request(
             conn,
             feed_id=feed_id,
             hub=push.hubs[0],
             topic=push.topic,
+            callback=client.callback_url(str(ctx.settings["websub_callback_base"]), token),
             secret=secrets.token_urlsafe(32),
-            token=secrets.token_urlsafe(24),
+            token=token,
         )
     return "requested" if await send(ctx, sub) else "refused"
 
@@ -92,7 +94,7 @@ async def unsubscribe(ctx: ModuleContext, pending: Iterable[subs.Subscription]) 
             sub.hub,
             mode="unsubscribe",
             topic=sub.topic,
-            callback=_callback(ctx, sub),
+            callback=sub.callback,
         )
         if reply.accepted:
             sent += 1
@@ -109,14 +111,10 @@ async def _ask_subscribe(ctx: ModuleContext, sub: subs.Subscription) -> client.H
         sub.hub,
         mode="subscribe",
         topic=sub.topic,
-        callback=_callback(ctx, sub),
+        callback=sub.callback,
         secret=sub.secret,
         lease_s=int(ctx.settings["websub_lease_seconds"]),
     )
-
-
-def _callback(ctx: ModuleContext, sub: subs.Subscription) -> str:
-    return client.callback_url(str(ctx.settings["websub_callback_base"]), sub.token)
 
 
 def _fetcher(ctx: ModuleContext) -> Fetcher:
