@@ -36,7 +36,7 @@ QUEUE = WorkQueue(
     key="feed_id",
     due="q.state = 'queued' AND q.next_url IS NOT NULL AND q.due_at <= coalesce($1::timestamptz, now())",
     order="q.due_at",
-    returning=_COLUMNS,
+    returning=", ".join(f"q.{c.strip()}" for c in _COLUMNS.split(",")),
 )
 ONE = dataclasses.replace(QUEUE, due="q.state = 'queued' AND q.next_url IS NOT NULL AND q.feed_id = $4")
 

@@ -35,7 +35,7 @@ RENEW_QUEUE = WorkQueue(
     key="id",
     due="q.state = 'active' AND q.renew_at <= coalesce($1::timestamptz, now())",
     order="q.renew_at",
-    returning=_COLUMNS,
+    returning=", ".join(f"q.{c.strip()}" for c in _COLUMNS.split(",")),
 )
 
 
@@ -77,8 +77,8 @@ async def verified(
     conn: asyncpg.Connection, sub_id: int, *, now: datetime, lease_s: int, renew_at: datetime
 ) -> None:
     await conn.execute(
-        """UPDATE mod_rss.websub SET state = 'active', verified_at = $2, lease_seconds = $3,
-               expires_at = $2 + make_interval(secs => $3), renew_at = $4, last_error = NULL,
+        """UPDATE mod_rss.websub SET state = 'active', verified_at = $2::timestamptz, lease_seconds = $3::int,
+               expires_at = $2::timestamptz + make_interval(secs => $3::int), renew_at = $4, last_error = NULL,
                lease_until = NULL, leased_by = NULL, updated_at = now()
            WHERE id = $1""",
         sub_id,
