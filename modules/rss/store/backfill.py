@@ -62,7 +62,7 @@ async def request(conn: asyncpg.Connection, feed_id: int, rel: str, url: str, *,
         """INSERT INTO mod_rss.backfill (feed_id, rel, next_url, max_pages) VALUES ($1, $2, $3, $4)
            ON CONFLICT (feed_id) DO UPDATE SET rel = $2, next_url = $3, max_pages = $4, state = 'queued',
                pages_done = 0, entries_new = 0, visited = '{}', attempts = 0, last_error = NULL,
-               due_at = now(), requested_at = now(), finished_at = NULL""",
+               due_at = now(), requested_at = now(), finished_at = NULL, lease_until = NULL, leased_by = NULL""",
         feed_id,
         rel,
         url,
@@ -78,7 +78,8 @@ async def page_done(
     await conn.execute(
         """UPDATE mod_rss.backfill SET pages_done = pages_done + 1, visited = visited || $2::text,
                next_url = $3, entries_new = entries_new + $4, attempts = 0, last_error = NULL,
-               state = CASE WHEN $5 THEN 'done' ELSE state END, finished_at = CASE WHEN $5 THEN now() END
+               state = CASE WHEN $5 THEN 'done' ELSE state END, finished_at = CASE WHEN $5 THEN now() END,
+               lease_until = CASE WHEN $5 THEN NULL ELSE lease_until END
            WHERE feed_id = $1""",
         walk.feed_id,
         walk.next_url,
