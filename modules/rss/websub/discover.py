@@ -28,7 +28,7 @@ def link_header(value: str, base: str) -> list[tuple[str, str]]:
     found = []
     for match in _LINK.finditer(value or ""):
         rels = [
-            (quoted if quoted is not None else bare or "").lower().split()
+            (quoted or bare).lower().split()
             for name, quoted, bare in _PARAM.findall(match[2])
             if name.lower() == "rel"
         ]
