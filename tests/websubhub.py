@@ -116,11 +116,14 @@ class Hub(BackgroundHTTPServer):
     def verify_intent(
         self, callback: str, mode: str, topic: str, lease_seconds: int = 3600
     ) -> tuple[int, bool]:
-        """One verification GET: (status, whether the body echoed our challenge exactly)."""
+        """One verification GET: (status, whether the body echoed our challenge exactly). Mode "denied"
+        tells the subscriber the hub refused it (WebSub §5.2): no challenge, a reason."""
         challenge = secrets.token_urlsafe(16)
         query = {"hub.mode": mode, "hub.topic": topic, "hub.challenge": challenge}
         if mode == "subscribe":
             query["hub.lease_seconds"] = str(lease_seconds)
+        if mode == "denied":
+            query = {"hub.mode": mode, "hub.topic": topic, "hub.reason": "not allowed here"}
         status, body = request("GET", callback, query=query)
         return status, body == challenge.encode()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -91,6 +92,16 @@ def test_hub_and_self_links_come_from_every_feed_format() -> None:
         ("self", "https://s/f.json"),
         ("next", "https://s/f2.json"),
     )
+
+
+def test_the_websub_archive_fixture_gives_hubs_topic_and_archive_start() -> None:
+    body = (Path(__file__).resolve().parents[2] / "fixtures" / "rss" / "websub_archive.xml").read_bytes()
+    feed = parse_feed(body, url="https://example.com/feeds/feed.xml")
+    assert discover(feed.links, {}, "https://example.com/feeds/feed.xml") == Push(
+        ("https://pubsubhubbub.appspot.com/", "https://websub.example.net/hub"),
+        "https://example.com/feeds/feed.xml?utm_source=hub",
+    )
+    assert archive.start(feed.links) == ("prev-archive", "https://example.com/feeds/archive/2024-04.xml")
 
 
 def _current(

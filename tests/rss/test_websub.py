@@ -284,5 +284,22 @@ async def test_refused_and_never_verified_subscriptions_leave_polling_alone(push
         sub = await refusing.sub(quiet)
         assert sub is not None and sub["state"] == "failed" and "never verified" in sub["last_error"]
         assert (await refusing.poll_state(quiet))["next_poll_at"] <= datetime.now(UTC)
+
+        # A hub may deny a pending subscription at the callback (WebSub §5.2): failed, polled at once.
+        refusing.feeds.route(
+            "/d", Route(body=atom([("a", "A", ago(hours=3))], links=f"<link rel='hub' href='{silent.url}'/>"))
+        )
+        denied = await refusing.add("/d")
+        await refusing.poll()
+        callback = silent.requests[-1].callback
+        await refusing.host.require_pool().execute(
+            "UPDATE mod_rss.poll_state SET next_poll_at = now() + interval '1 hour' WHERE feed_id = $1",
+            denied,
+        )
+        topic = refusing.feeds.url("/d")
+        assert await asyncio.to_thread(silent.verify_intent, callback, "denied", topic) == (200, False)
+        sub = await refusing.sub(denied)
+        assert sub is not None and sub["state"] == "failed" and "not allowed here" in sub["last_error"]
+        assert (await refusing.poll_state(denied))["next_poll_at"] <= datetime.now(UTC)
     finally:
         silent.stop()
