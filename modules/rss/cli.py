@@ -199,12 +199,16 @@ async def _list(host: Host, args: argparse.Namespace) -> Result:
 
 async def _show(host: Host, args: argparse.Namespace) -> Result:
     from modules.rss import store
+    from modules.rss.store import backfill as backfill_store
+    from modules.rss.store import websub as websub_store
 
     async with host.require_pool().acquire() as conn:
         feed = await store.get_feed(conn, args.feed)
         row = next(r for r in await store.list_feeds(conn) if r["id"] == feed.id)
         recent = await store.list_entries(conn, feed_id=feed.id, limit=10)
-    data = {**row, "state": feed_state(row), "recent_entries": recent}
+        push = await websub_store.describe(conn, feed.id)
+        archive = await backfill_store.status(conn, feed.id)
+    data = {**row, "state": feed_state(row), "recent_entries": recent, "websub": push, "backfill": archive}
     return data, _show_text
 
 
@@ -234,6 +238,20 @@ def _show_text(d: dict[str, Any]) -> str:
     if d["last_error"]:
         fields.append(
             ("last error", f"{d['last_error']} ({plural(d['consecutive_errors'], 'failure')} in a row)")
+        )
+    if push := d.get("websub"):
+        until = f" until {when(push['expires_at'])}" if push["state"] == "active" else ""
+        error = f" ({push['last_error']})" if push["last_error"] else ""
+        fields.append(
+            ("push", f"WebSub {push['state']} at {push['hub']}{until}, {push['pushes']} pushes{error}")
+        )
+    if archive := d.get("backfill"):
+        error = f" ({archive['last_error']})" if archive["last_error"] else ""
+        fields.append(
+            (
+                "archive",
+                f"{archive['state']}: {plural(archive['pages_done'], 'page')} along {archive['rel']}{error}",
+            )
         )
     if d["description"]:
         fields.append(("about", textfmt.fit(d["description"], 200)))

@@ -119,6 +119,9 @@ async def test_rss_backfill_walks_by_hand_and_explains_a_feed_without_archive(
     assert text(data) == f"feed {feed.id}: walked 2 archive pages along prev-archive, 4 new; done"
     again, _ = await rss_cli._backfill(host, argparse.Namespace(feed=str(feed.id), max_pages=None))
     assert (again["pages"], again["new"], again["state"]) == (3, 2, "done")  # by hand walks again, in full
+    shown, show_text = await rss_cli._show(host, argparse.Namespace(feed=str(feed.id)))
+    assert shown["backfill"]["state"] == "done"
+    assert "archive:      done: 3 pages along prev-archive" in show_text(shown)
     plain = await add(host, feed_server.url("/plain"))
     with pytest.raises(UserError, match="links no archive"):
         await rss_cli._backfill(host, argparse.Namespace(feed=str(plain.id), max_pages=None))

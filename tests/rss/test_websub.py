@@ -213,6 +213,10 @@ async def test_subscribe_verify_signed_push_and_rejected_pushes(push: Callable[.
 
     await until(extended, what="lease extended by the renewal")
 
+    shown, show_text = await rss_cli._show(p.host, argparse.Namespace(feed=str(feed_id)))
+    assert "secret" not in shown["websub"] and shown["websub"]["pushes"] == 4
+    assert f"push:         WebSub active at {p.hub.url} until " in show_text(shown)
+
     # `rss remove` unsubscribes at the hub; the hub's unsubscribe check is confirmed and the row goes.
     pool = p.host.require_pool()
     await rss_cli._remove(p.host, argparse.Namespace(feeds=[str(feed_id)]))

@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import asyncpg
 
@@ -109,9 +110,9 @@ async def release(conn: asyncpg.Connection, feed_id: int) -> None:
     )
 
 
-async def status(conn: asyncpg.Connection, feed_id: int) -> dict[str, object] | None:
+async def status(conn: asyncpg.Connection, feed_id: int) -> dict[str, Any] | None:
     row = await conn.fetchrow(
-        """SELECT rel, next_url, state, pages_done, max_pages, entries_new, last_error, finished_at
+        """SELECT rel, next_url, state, pages_done, max_pages, entries_new, last_error, requested_at, finished_at
            FROM mod_rss.backfill WHERE feed_id = $1""",
         feed_id,
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 import asyncpg
 
@@ -66,6 +67,16 @@ async def request(
     )
     assert row is not None
     return Subscription.from_record(row)
+
+
+async def describe(conn: asyncpg.Connection, feed_id: int) -> dict[str, Any] | None:
+    """What `rss show` tells about a feed's push subscription (never its secret or callback token)."""
+    row = await conn.fetchrow(
+        """SELECT hub, topic, state, verified_at, expires_at, last_push_at, pushes, rejected_pushes, last_error
+           FROM mod_rss.websub WHERE feed_id = $1""",
+        feed_id,
+    )
+    return None if row is None else dict(row)
 
 
 async def by_token(conn: asyncpg.Connection, token: str) -> Subscription | None:
