@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
-from modules.rss.websub.discover import Push
+if TYPE_CHECKING:  # `rss show` reads subscriptions without loading the parser that discovery uses
+    from modules.rss.websub.discover import Push
 
 RENEW_MARGIN = 0.2  # renew once 80 % of the lease has passed …
 RENEW_MARGIN_CAP_S = 86400.0  # … but never more than a day early
