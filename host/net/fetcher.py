@@ -22,7 +22,7 @@ import socket
 import ssl
 import time
 import zlib
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -497,6 +497,25 @@ class Fetcher:
             HOST_CIRCUIT.labels(verdict.transition).inc()
         if circuit.state == BreakerState():
             del self._circuits[host]
+
+    async def post_form(self, url: str, form: Mapping[str, str]) -> tuple[int, str]:
+        """POST a form (a WebSub hub request) under the same address guard, host slots and deadline as a
+        fetch; no redirects. Returns (status, the start of the reply) or (0, the error) without a reply."""
+        try:
+            request = self._client.build_request("POST", check_url(url), data=dict(form))
+            async with self._slot(request.url.host), asyncio.timeout(self._timeout_s):
+                response = await self._client.send(request, stream=True)
+                try:
+                    reply = b""
+                    async for chunk in response.aiter_raw():
+                        reply += chunk
+                        if len(reply) >= 1024:
+                            break
+                finally:
+                    await response.aclose()
+        except _FETCH_ERRORS as exc:
+            return 0, classify_error(exc)[1]
+        return response.status_code, reply[:1024].decode("utf-8", "replace").strip()
 
     async def _exchange(self, url: str, headers: dict[str, str], budget_s: float) -> _Hop:
         """One request/response inside the concurrency slots and the remaining time budget."""

@@ -73,6 +73,10 @@ MANIFEST = Manifest(
             "5m",
             "fetch and extract the article pages of full-text feeds",
         ),
+        Job(
+            "websub", _lazy("websub.renew:run"), "1m", "renew WebSub leases; fall back to polling on failure"
+        ),
+        Job("backfill", _lazy("backfill.walk:run"), "1m", "walk RFC 5005 archive pages once per feed"),
     ),
     services=(
         Service(
@@ -90,8 +94,16 @@ MANIFEST = Manifest(
             pages=(("Feeds", "/feeds"), ("Search", "/search")),
             description="web console pages: feeds, feed detail, entries, search",
         ),
+        Routes("websub", _lazy("websub.routes:build"), prefix="/websub", description="WebSub callbacks"),
     ),
-    settings=(*settings.CORE, *AI_SETTINGS, *settings.EMBED, *settings.SUMMARY, *settings.FULLTEXT),
+    settings=(
+        *settings.CORE,
+        *AI_SETTINGS,
+        *settings.EMBED,
+        *settings.SUMMARY,
+        *settings.FULLTEXT,
+        *settings.PUSH,
+    ),
     events=("messageCreated", "messageUpdated", "contextUpdated"),
     migrations=builtin("rss"),
 )

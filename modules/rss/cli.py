@@ -154,11 +154,17 @@ def _fetch_text(f: dict[str, Any]) -> str:
 
 async def _remove(host: Host, args: argparse.Namespace) -> Result:
     from modules.rss import store
+    from modules.rss.store import websub as websub_store
 
     async with host.require_pool().acquire() as conn, conn.transaction():
         feeds = [await store.get_feed(conn, ref) for ref in args.feeds]  # all exist, or nothing is removed
+        pushed = await websub_store.unsubscribing(conn, [f.id for f in feeds])
         for feed in feeds:
             await store.remove_feed(conn, feed.id)
+    if pushed:  # tell their WebSub hubs (needs the module's fetcher)
+        from modules.rss.websub import subscribe as websub
+
+        await websub.unsubscribe(await host.context("rss"), pushed)
     removed = [f.id for f in feeds]
     return {
         "removed": removed
@@ -195,12 +201,16 @@ async def _list(host: Host, args: argparse.Namespace) -> Result:
 
 async def _show(host: Host, args: argparse.Namespace) -> Result:
     from modules.rss import store
+    from modules.rss.store import backfill as backfill_store
+    from modules.rss.store import websub as websub_store
 
     async with host.require_pool().acquire() as conn:
         feed = await store.get_feed(conn, args.feed)
         (row,) = await store.list_feeds(conn, feed_id=feed.id)
         recent = await store.list_entries(conn, feed_id=feed.id, limit=10)
-    data = {**row, "state": feed_state(row), "recent_entries": recent}
+        push = await websub_store.describe(conn, feed.id)
+        archive = await backfill_store.status(conn, feed.id)
+    data = {**row, "state": feed_state(row), "recent_entries": recent, "websub": push, "backfill": archive}
     return data, _show_text
 
 
@@ -237,6 +247,20 @@ def _show_text(d: dict[str, Any]) -> str:
                 "circuit",
                 f"open since {when(d['circuit_opened_at'])} (too many failed polls); "
                 f"one probe at {when(d['next_poll_at'])}, closes when it succeeds",
+            )
+        )
+    if push := d.get("websub"):
+        until = f" until {when(push['expires_at'])}" if push["state"] == "active" else ""
+        error = f" ({push['last_error']})" if push["last_error"] else ""
+        fields.append(
+            ("push", f"WebSub {push['state']} at {push['hub']}{until}, {push['pushes']} pushes{error}")
+        )
+    if archive := d.get("backfill"):
+        error = f" ({archive['last_error']})" if archive["last_error"] else ""
+        fields.append(
+            (
+                "archive",
+                f"{archive['state']}: {plural(archive['pages_done'], 'page')} along {archive['rel']}{error}",
             )
         )
     if d["description"]:
@@ -414,6 +438,21 @@ async def _mark(host: Host, args: argparse.Namespace) -> Result:
     }, lambda d: f"marked {plural(len(d['entries']), 'entry', 'entries')} {' and '.join(what)}"
 
 
+async def _backfill(host: Host, args: argparse.Namespace) -> Result:
+    from modules.rss.backfill import walk
+
+    ctx = await host.context("rss")
+    data = await walk.by_hand(ctx, args.feed, max_pages=args.max_pages)
+
+    def text(d: dict[str, Any]) -> str:
+        head = (
+            f"feed {d['feed']}: walked {plural(d['pages'], 'archive page')} along {d['rel']}, {d['new']} new"
+        )
+        return head + (f" (stopped: {d['last_error']})" if d.get("last_error") else f"; {d['state']}")
+
+    return data, text
+
+
 _ACTIONS = {
     "add": _add,
     "remove": _remove,
@@ -425,6 +464,7 @@ _ACTIONS = {
     "entries": _entries,
     "entry": _entry,
     "mark": _mark,
+    "backfill": _backfill,
 }
 
 
@@ -480,3 +520,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--unread", dest="read", action="store_const", const=False)
     p.add_argument("--star", dest="starred", action="store_const", const=True, default=None)
     p.add_argument("--unstar", dest="starred", action="store_const", const=False)
+    p = action("backfill", "walk the feed's RFC 5005 archive (prev-archive) or paged (next) documents now")
+    p.add_argument("feed", help="feed id or URL")
+    p.add_argument("--max-pages", type=int, default=None, help="page bound (default: rss.backfill_max_pages)")

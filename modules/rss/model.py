@@ -63,3 +63,6 @@ class Feed:
     skip_days: frozenset[str] = frozenset()  # "Monday".."Sunday"
     parser: str = "fast"  # "fast" (lxml), "lenient" (feedparser) or "json"
     warnings: list[str] = field(default_factory=list)  # recovered problems, logged once
+    # Feed-level relations as (rel, absolute URL) in document order: WebSub `hub`/`self`, RFC 5005
+    # `prev-archive`/`next`/`previous`; what push and backfill follow.
+    links: tuple[tuple[str, str], ...] = ()

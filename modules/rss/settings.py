@@ -245,3 +245,53 @@ FULLTEXT = (
         max=10080,
     ),
 )
+
+PUSH: tuple[Setting, ...] = (
+    Setting(
+        "websub_callback_base",
+        "str",
+        "",
+        "public base URL of this host's HTTP endpoint as hubs reach it (e.g. https://feeds.example.org); "
+        "callbacks are <base>/websub/<token>. Empty: WebSub is off",
+    ),
+    Setting(
+        "websub_lease_seconds",
+        "int",
+        10 * 86400,
+        "subscription lease asked of hubs (they may grant another)",
+        min=3600,
+        max=365 * 86400,
+    ),
+    Setting(
+        "websub_verify_timeout_seconds",
+        "int",
+        600,
+        "a hub that has not verified a (re)subscription within this time has failed: polling resumes",
+        min=10,
+        max=86400,
+    ),
+    Setting(
+        "websub_safety_poll_hours",
+        "float",
+        24.0,
+        "while a push subscription is active the feed is still polled this often",
+        min=1,
+        max=168,
+    ),
+    Setting(
+        "websub_retry_hours",
+        "float",
+        24.0,
+        "after a hub failed, wait this long before subscribing at it again",
+        min=0.1,
+        max=720,
+    ),
+    Setting(
+        "backfill_max_pages",
+        "int",
+        50,
+        "archive pages (RFC 5005 prev-archive / next) one backfill walks at most",
+        min=1,
+        max=10000,
+    ),
+)

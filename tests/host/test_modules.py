@@ -93,11 +93,13 @@ async def test_disabled_module_schedules_nothing(tmp_path: Path, database_url: s
         await h.set_enabled("rss", True)
         assert sorted(await h.start_scheduler()) == [
             "host.housekeeping",
+            "rss.backfill",
             "rss.cleanup",
             "rss.embed",
             "rss.fulltext",
             "rss.poll",
             "rss.updateContexts",
+            "rss.websub",
         ]
         job = h.scheduler.get_job("rss.poll")
         assert job is not None and job.max_instances == 1 and job.coalesce is True

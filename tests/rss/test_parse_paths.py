@@ -22,7 +22,7 @@ NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "rss"
 # Not well-formed: only one path reads them.
 ONE_PATH_ONLY = {"lenient_unclosed.xml", "raw_ampersand.xml", "lenient_podcast.xml"}
-FEED_FIELDS = ("format", "title", "link", "description", "language", "image")
+FEED_FIELDS = ("format", "title", "link", "description", "language", "image", "links")
 ENTRY_FIELDS = (
     "guid", "guid_source", "title", "link", "authors", "categories", "category_labels", "enclosures",
     "image", "duration_seconds", "published", "updated", "date_uncertain", "content_html", "content_text",

@@ -28,9 +28,12 @@ from host.module import ModuleContext
 from host.net.fetcher import Fetcher, FetchResult
 from modules.rss import metrics, store
 from modules.rss.ingest import circuit, intake, observe, processors
-from modules.rss.ingest.schedule import Decision, Outcome, ScheduleParams, decide
+from modules.rss.ingest.schedule import Decision, Outcome, ScheduleParams, decide, push_safety_check
 from modules.rss.model import Feed
 from modules.rss.parse import FeedParseError, parse_feed
+from modules.rss.store import backfill as backfill_store
+from modules.rss.store import websub as websub_store
+from modules.rss.websub import subscribe as websub
 
 log = logging.getLogger("feedeater.rss.poll")
 _MAX_AGE = re.compile(r"max-age\s*=\s*(\d+)", re.IGNORECASE)
@@ -191,7 +194,9 @@ async def _handle_body(
     parse_started = time.monotonic()
     try:
         with tracing.span("rss.parse"):
-            parsed = await _parse(ctx, res, now)
+            parsed = await parse_body(
+                ctx, res.body, url=res.url, content_type=res.headers.get("content-type"), now=now
+            )
     except FeedParseError as exc:
         metrics.PARSE_ERRORS.inc()
         async with ctx.pool.acquire() as conn, conn.transaction():
@@ -218,8 +223,12 @@ async def _handle_body(
             lookback_hours=lookback,
             steps=ctx.state.get("processors", processors.DEFAULT),
         )
-        decision = _decide(ctx, claim, now, _outcome(parsed, res, len(inserted)))
+        outcome = _outcome(parsed, res, len(inserted))
+        decision = _decide(ctx, claim, now, outcome, push_active=await _push_active(ctx, conn, feed.id, now))
         await store.update_feed_meta(conn, feed.id, meta)
+        await backfill_store.offer(
+            conn, feed.id, parsed.links, max_pages=int(ctx.settings["backfill_max_pages"])
+        )
         await store.finish_poll(
             conn,
             feed.id,
@@ -231,6 +240,7 @@ async def _handle_body(
                 "successful_polls": claim.successful_polls + 1,
             },
         )
+    await websub.after_fetch(ctx, feed.id, links=parsed.links, headers=res.headers, url=res.url, now=now)
     counts = Counter(
         new=len(inserted),
         updated=len(intents.revised),
@@ -288,16 +298,19 @@ async def _finish_unchanged(
         skip_hours=frozenset(claim.skip_hours),
         skip_days=frozenset(claim.skip_days),
     )
-    decision = _decide(ctx, claim, now, outcome)
+    push_active = await _push_active(ctx, conn, claim.feed.id, now)
+    decision = _decide(ctx, claim, now, outcome, push_active=push_active)
     await store.finish_poll(conn, claim.feed.id, _success_fields(ctx, claim, res, now, decision))
     if claim.feed.stale:
         await store.update_feed_meta(conn, claim.feed.id, {"stale": False})
 
 
-async def _parse(ctx: ModuleContext, res: FetchResult, now: datetime) -> Feed:
-    """Parse in the worker process when there is one: parsing is CPU-bound and would stall the event loop."""
-    assert res.body is not None
-    job = partial(parse_feed, res.body, url=res.url, content_type=res.headers.get("content-type"), now=now)
+async def parse_body(
+    ctx: ModuleContext, body: bytes, *, url: str, content_type: str | None, now: datetime
+) -> Feed:
+    """Parse in the worker process when there is one: parsing is CPU-bound and would stall the event loop.
+    Polls, WebSub pushes and archive pages all parse here."""
+    job = partial(parse_feed, body, url=url, content_type=content_type, now=now)
     pool: ProcessPoolExecutor | None = ctx.state.get("parse_pool")
     if pool is None:
         return job()
@@ -374,7 +387,13 @@ def _outcome(parsed: Feed, res: FetchResult, new: int) -> Outcome:
     )
 
 
-def _decide(ctx: ModuleContext, claim: store.Claim, now: datetime, outcome: Outcome) -> Decision:
+async def _push_active(ctx: ModuleContext, conn: asyncpg.Connection, feed_id: int, now: datetime) -> bool:
+    return websub.enabled(ctx) and await websub_store.is_active(conn, feed_id, now)
+
+
+def _decide(
+    ctx: ModuleContext, claim: store.Claim, now: datetime, outcome: Outcome, *, push_active: bool = False
+) -> Decision:
     rng: random.Random = ctx.state.setdefault("rng", random.Random())
     with tracing.span("rss.schedule", {"feedeater.outcome": outcome.kind}) as current:
         decision = decide(
@@ -387,6 +406,9 @@ def _decide(ctx: ModuleContext, claim: store.Claim, now: datetime, outcome: Outc
             else None,
             rng=rng,
         )
+        if push_active:
+            safety_s = float(ctx.settings["websub_safety_poll_hours"]) * 3600
+            decision = push_safety_check(decision, outcome.kind, now=now, safety_s=safety_s)
         current.set_attribute("feedeater.interval_s", decision.interval_s)
         current.set_attribute("feedeater.reason", decision.reason)
     return decision

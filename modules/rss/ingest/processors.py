@@ -32,6 +32,13 @@ def mark_realtime(intents: Intents) -> Intents:
     return intents
 
 
+def never_realtime(intents: Intents) -> Intents:
+    """Archive pages (RFC 5005 backfill) bring history: none of it is news, whatever its date."""
+    for new in intents.new:
+        new.realtime = False
+    return intents
+
+
 DEFAULT: tuple[Processor, ...] = (mark_realtime,)
 
 

@@ -234,3 +234,16 @@ def _clamp(seconds: float, params: ScheduleParams) -> float:
 def _as_utc(t: datetime) -> datetime:
     """Feeds often give naive dates; by convention those are UTC."""
     return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+
+
+PUSH_REASON = "+websub-safety-check"
+
+
+def push_safety_check(decision: Decision, kind: OutcomeKind, *, now: datetime, safety_s: float) -> Decision:
+    """While a WebSub subscription is active the hub brings new entries: a successful poll's next visit
+    becomes a slow safety check. The carried interval is kept, so polling resumes the learned cadence
+    when push fails; errors keep their own backoff (they say nothing about the hub)."""
+    if kind in ("error", "rate_limited", "gone"):
+        return decision
+    at = max(decision.next_poll_at, now.astimezone(UTC) + timedelta(seconds=safety_s))
+    return Decision(decision.interval_s, at, decision.reason + PUSH_REASON, decision.ewma_s)

@@ -72,6 +72,24 @@ def _item(item: dict[str, Any], base: str) -> RawItem:
     )
 
 
+def _links(doc: dict[str, Any]) -> list[tuple[str, str]]:
+    """`feed_url` is the feed's self link, `next_url` its next page, WebSub `hubs` its hubs."""
+    hubs = doc.get("hubs")
+    found = [
+        ("hub", href)
+        for hub in (hubs if isinstance(hubs, list) else ())
+        if isinstance(hub, dict)
+        and (_str(hub.get("type")) or "").lower() == "websub"
+        and (href := _str(hub.get("url")))
+    ]
+    found += [
+        (rel, href)
+        for rel, key in (("self", "feed_url"), ("next", "next_url"))
+        if (href := _str(doc.get(key)))
+    ]
+    return found
+
+
 def parse_json(text: str, url: str) -> RawFeed:
     """Parse a JSON Feed document. Raises FeedParseError for invalid JSON or JSON that is no JSON Feed."""
     try:
@@ -100,4 +118,5 @@ def parse_json(text: str, url: str) -> RawFeed:
         authors=_authors(doc),
         items=[_item(i, url) for i in items if isinstance(i, dict)],
         warnings=warnings,
+        links=_links(doc),
     )

@@ -171,4 +171,10 @@ def parse_lenient(text: str, url: str) -> RawFeed:
         ttl=_str(_get(feed, "ttl")),
         authors=[n for a in _get(feed, "authors") or () if (n := _str(_get(a, "name")))] if is_atom else [],
         items=[_item(entry, url, is_atom) for entry in entries],
+        links=[
+            (rel, href)
+            for link in _get(feed, "links") or ()
+            if (rel := (_str(_get(link, "rel")) or "alternate").lower()) not in ("alternate", "enclosure")
+            and (href := _str(_get(link, "href")))
+        ],
     )

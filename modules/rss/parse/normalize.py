@@ -86,6 +86,16 @@ def clean_url(value: str | None, base: str | None = None) -> str | None:
         return None
 
 
+def absolute_url(href: str, base: str) -> str | None:
+    """A feed relation's URL made absolute but otherwise as written: a WebSub topic must match the
+    hub's byte for byte, so no tracking-parameter cleaning here."""
+    try:
+        url = urljoin(base, href.strip())
+    except ValueError:
+        return None
+    return url if urlsplit(url).scheme in ("http", "https") else None
+
+
 def _normalize_guid(guid: str) -> str:
     """Strip whitespace; lower-case scheme and host of URL guids (paths are case-sensitive: keep them)."""
     guid = " ".join(guid.split())
@@ -393,4 +403,5 @@ def normalize_feed(raw: RawFeed, *, now: datetime) -> Feed:
         skip_days=_skip_days(raw.skip_days),
         parser=raw.parser,
         warnings=[*raw.warnings, *problems.messages()],
+        links=tuple((rel, url) for rel, href in raw.links if (url := absolute_url(href, raw.base))),
     )

@@ -71,3 +71,5 @@ class RawFeed:
     authors: list[str] = field(default_factory=list)  # inherited by entries without authors (Atom, JSON)
     items: list[RawItem] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # Feed-level links other than alternate/enclosure: (rel, href), e.g. WebSub hub/self, RFC 5005 paging.
+    links: list[tuple[str, str]] = field(default_factory=list)

@@ -215,6 +215,17 @@ def _atom_link(c: Children, base: str) -> str | None:
     return None
 
 
+def _feed_links(c: Children, base: str) -> list[tuple[str, str]]:
+    """Feed-level atom:link relations other than alternate/enclosure (hub, self, prev-archive, next …)."""
+    found = []
+    for el in c.get("atom:link", ()):
+        rel = (el.get("rel") or "alternate").strip().lower()
+        href = _href(el, "href", base)
+        if rel not in ("alternate", "enclosure") and href:
+            found.append((rel, href))
+    return found
+
+
 def _person(el: etree._Element) -> str:
     """A person element's name: Atom <name> (else email, uri), or the text of a childless element.
     RSS <author> with children (<name>, <title>, ...) is read like an Atom person."""
@@ -373,6 +384,7 @@ def _rss_feed(root: etree._Element, key: str, url: str) -> RawFeed:
         skip_hours=[_text(h) for el in c.get("skiphours", ()) for h in el],
         skip_days=[_text(d) for el in c.get("skipdays", ()) for d in el],
         items=[_rss_item(item, base) for item in items],
+        links=_feed_links(c, base),
     )
 
 
@@ -400,6 +412,7 @@ def _atom_feed(root: etree._Element, url: str, *, single_entry: bool) -> RawFeed
         authors=_authors(author_c),
         items=[_atom_entry(entry, base) for entry in c.get("atom:entry", ())],
         warnings=warnings,
+        links=_feed_links(c, base),
     )
 
 

@@ -1,0 +1,7 @@
+"""WebSub (W3C) subscriber: hubs push new feed content to our callback instead of us polling for it.
+
+discover.py finds hub and topic (feed links, HTTP Link headers); lease.py decides when to (re)subscribe
+and renew (pure); client.py talks to hubs; subscribe.py ties discovery to storage and the hub; routes.py
+is the callback (intent verification, signed content); signature.py checks X-Hub-Signature; push.py turns
+pushed bodies into entries through the poll's raw store → parse → intake path; renew.py is the job.
+"""
