@@ -150,7 +150,7 @@ async def poll_one(ctx: ModuleContext, claim: store.Claim, run_id: str | None = 
         decision, error = await _handle_no_body(ctx, claim, res, now)
     seconds = time.monotonic() - started
     metrics.POLL_SECONDS.observe(seconds)
-    _warn(ctx, feed.id, "fetch", [f"failing: {error}"] if error else [])
+    _warn(ctx, feed.id, "fetch", [f"failing ({status})"] if error else [], detail=error)
     line = summary.fields(
         run_id=run_id or new_run_id(),
         feed_id=feed.id,
@@ -432,9 +432,12 @@ def _conditions(parsed: Feed) -> list[str]:
     return [*parsed.warnings, *([NO_DATES] if undated else [])]
 
 
-def _warn(ctx: ModuleContext, feed_id: int, scope: str, conditions: list[str]) -> None:
+def _warn(
+    ctx: ModuleContext, feed_id: int, scope: str, conditions: list[str], detail: str | None = None
+) -> None:
     """WARN once per condition: again only after the feed was free of it (a parse without that warning,
     a successful fetch). Process-local: a restarted host warns once more."""
     warned: WarnOnce = ctx.state.setdefault("warn_once", WarnOnce())
     for condition in warned.update(feed_id, scope, conditions):
-        log.warning("feed %s: %s", feed_id, condition, extra={"feed_id": feed_id, "condition": condition})
+        text = f"{condition}: {detail}" if detail else condition
+        log.warning("feed %s: %s", feed_id, text, extra={"feed_id": feed_id, "condition": condition})
