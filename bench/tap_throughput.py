@@ -77,13 +77,7 @@ async def run(events: int) -> None:
     ):
         home = Path(tmp) / "home"
         config = HostConfig(home, None, None, "127.0.0.1", 0, "bench")
-        host = Host(
-            config,
-            env={
-                "FEEDEATER_TAP_DIRECTORY": str(Path(tmp) / "out"),
-                "FEEDEATER_TAP_FSYNC": str(fsync).lower(),
-            },
-        )
+        host = Host(config, env={"FEEDEATER_TAP_DIRECTORY": str(Path(tmp) / "out")})
         await host.open()
         try:
             pool = host.require_pool()
