@@ -14,8 +14,15 @@ from modules.rss import store
 from tests.feedserver import FeedServer, Route, ago, rss
 from tests.services import HostProcess, make_host, module_installed, reset_stream, until
 
-ENTRIES = 1500  # at one fsync per line the tap needs seconds for these: the kill lands mid-stream
-RUN_ENV = {"FEEDEATER_JOB_RSS_POLL": "1s", "FEEDEATER_RSS_PARSE_WORKERS": "0"}
+ENTRIES = (
+    600  # one transaction and one fsync per line: the tap needs seconds for these, the kill lands mid-stream
+)
+NEVER = "0 0 1 1 *"  # the embedding model and the other jobs would only compete for the 2 cores
+RUN_ENV = {
+    "FEEDEATER_JOB_RSS_POLL": "1s",
+    "FEEDEATER_RSS_PARSE_WORKERS": "0",
+    **{f"FEEDEATER_JOB_RSS_{job}": NEVER for job in ("EMBED", "UPDATECONTEXTS", "FULLTEXT")},
+}
 
 
 async def tapped(pool: asyncpg.Pool) -> int:
@@ -39,6 +46,8 @@ async def test_a_killed_tap_resumes_and_writes_every_event_exactly_once(
     body = rss([(f"g{i}", f"entry {i}", ago(days=1), "x") for i in range(ENTRIES)])
     try:
         await setup.set_enabled("tap", True)
+        for other in ("digest", "discord"):  # their subscriptions would compete for the same events
+            await setup.set_enabled(other, False)
         with FeedServer() as server:
             server.route("/big", Route(body=body))
             async with pool.acquire() as conn:
