@@ -161,6 +161,8 @@ async def test_warnings_come_once_per_condition_and_again_after_it_cleared(
     assert (warnings(NO_DATES), warnings("failing (500)")) == (1, 1)
     await poll_with(Route(body=rss([("d1", "dated", ago(hours=1), "x"), *undated])))  # both cleared
     await poll_with(Route(body=rss(undated)))
+    await poll_with(Route(status=500))  # one failure is only in the summary line
+    assert warnings("failing (500)") == 1
     await poll_with(Route(status=500))
     assert (warnings(NO_DATES), warnings("failing (500)")) == (2, 2)
     assert all(getattr(r, "feed_id", feed.id) == feed.id for r in caplog.records)

@@ -150,7 +150,8 @@ async def poll_one(ctx: ModuleContext, claim: store.Claim, run_id: str | None = 
         decision, error = await _handle_no_body(ctx, claim, res, now)
     seconds = time.monotonic() - started
     metrics.POLL_SECONDS.observe(seconds)
-    _warn(ctx, feed.id, "fetch", [f"failing ({status})"] if error else [], detail=error)
+    failing = error is not None and claim.consecutive_errors + 1 >= FAILING_AFTER
+    _warn(ctx, feed.id, "fetch", [f"failing ({status})"] if failing else [], detail=error)
     line = summary.fields(
         run_id=run_id or new_run_id(),
         feed_id=feed.id,
@@ -424,6 +425,7 @@ def _meta_changes(feed: store.FeedRow, parsed: Feed, res: FetchResult) -> dict[s
 
 
 NO_DATES = "no entry has a publication date (first-seen times are used)"
+FAILING_AFTER = 2  # consecutive failures before a feed's failing is a warning (one is in the summary line)
 
 
 def _conditions(parsed: Feed) -> list[str]:
