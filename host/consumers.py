@@ -142,7 +142,7 @@ class Consumer:
         except ValueError as exc:
             await self.dead_letter(msg, event_id, delivery, f"undecodable event: {exc}")
             return
-        event = ReceivedEvent(event_id, msg.subject, payload, delivery)
+        event = ReceivedEvent(event_id, msg.subject, payload, delivery, meta.timestamp)
         try:
             handled = await self._process(event)
         except _INFRASTRUCTURE:

@@ -8,6 +8,7 @@ import re
 import time
 import traceback
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,13 @@ _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 JOB_RUNS = Counter("feedeater_job_runs_total", "Job runs", ["job", "status"])
 JOB_SECONDS = Histogram("feedeater_job_duration_seconds", "Job duration", ["job"])
+_run_id: ContextVar[int | None] = ContextVar("feedeater_job_run", default=None)
+
+
+def current_run_id() -> int | None:
+    """The host.job_runs id of the job this task runs in (None outside a job): log lines carry it so a
+    run's lines can be found together and matched with `feedeater jobs`."""
+    return _run_id.get()
 
 
 def parse_trigger(spec: str) -> BaseTrigger:
@@ -81,6 +89,7 @@ async def run_job(ctx: ModuleContext, job: Job, *, trigger: str) -> JobResult:
     error: str | None = None
     cancelled = False
     token = progress.job_started(name)
+    run_token = _run_id.set(run_id)
     try:
         metrics = dict(await job.handler(ctx))
         status = "ok"
@@ -96,6 +105,7 @@ async def run_job(ctx: ModuleContext, job: Job, *, trigger: str) -> JobResult:
         log.error("job %s failed: %s", name, error, extra={"traceback": traceback.format_exc()})
     finally:
         progress.job_finished(name, token)
+        _run_id.reset(run_token)
     seconds = time.monotonic() - started
     JOB_RUNS.labels(name, status).inc()
     JOB_SECONDS.labels(name).observe(seconds)

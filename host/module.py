@@ -18,8 +18,10 @@ import re
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from importlib.metadata import entry_points
 from importlib.resources.abc import Traversable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import asyncpg
@@ -91,6 +93,9 @@ class ReceivedEvent:
     subject: str
     payload: dict[str, Any]  # the decoded JSON body
     delivery: int  # 1 on first delivery, more on redelivery
+    # When the stream stored it (JetStream's timestamp): the same on every redelivery, so a handler that
+    # files events by date files a redelivered event where the first attempt did.
+    stored_at: datetime | None = None
 
 
 EventHandler = Callable[["ModuleContext", asyncpg.Connection, ReceivedEvent], Awaitable[None]]
@@ -183,6 +188,7 @@ class ModuleContext:
     emit: Emit  # `await ctx.emit(conn, event, ...)` inside the caller's transaction: the only way to publish
     ai: AIServices
     nats: NatsClient | None = None  # set once the bus is attached; services declare needs_bus instead
+    home: Path | None = None  # the host's local state directory (FEEDEATER_HOME), for files a module keeps
     state: dict[str, Any] = field(default_factory=dict)  # the module's own process-local objects
 
 

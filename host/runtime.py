@@ -174,6 +174,7 @@ class Host:
             emit=outbox.emitter(name, spec.manifest.events),
             ai=build_ai(resolved),
             nats=self.nc,
+            home=self.config.home,
         )
         if spec.setup is not None:
             await spec.setup(ctx)

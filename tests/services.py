@@ -223,6 +223,23 @@ def feedeater_env(home: Path, database_url: str, nats_url: str, **extra: str) ->
 FEEDEATER = [sys.executable, "-m", "host.cli"]
 
 
+@contextlib.contextmanager
+def module_installed(site: Path, name: str, target: str) -> Iterator[str]:
+    """Register `target` (e.g. "modules.tap:MODULE") under the feedeater.modules entry point `name`, as
+    `pip install` of this checkout does once its pyproject lists it, in a directory of its own: for
+    this process (removed again on exit, so other tests' hosts don't load it) and the hosts it starts.
+    Yields the PYTHONPATH for those hosts."""
+    dist = site / f"feedeater_{name}_tests-0.dist-info"
+    dist.mkdir(parents=True, exist_ok=True)
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: feedeater-{name}-tests\nVersion: 0\n")
+    (dist / "entry_points.txt").write_text(f"[feedeater.modules]\n{name} = {target}\n")
+    sys.path.append(str(site))
+    try:
+        yield os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), str(site)) if p)
+    finally:
+        sys.path.remove(str(site))
+
+
 def feedeater(env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """Run the `feedeater` CLI as a user would, in a subprocess."""
     return subprocess.run(

@@ -127,6 +127,14 @@ CORE: tuple[Setting, ...] = (
     ),
     Setting("lookback_hours", "int", 48, "entries published within this window are realtime", min=1, max=168),
     Setting(
+        "lookback_grace_minutes",
+        "int",
+        15,
+        "the lookback window is this much wider, so an entry at its edge does not flip with scheduler drift",
+        min=0,
+        max=180,
+    ),
+    Setting(
         "retention_days",
         "int",
         90,

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from contextlib import AbstractContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,7 +13,7 @@ import asyncpg
 from tests import discordstub
 from tests.discordstub import DiscordStub
 from tests.feedserver import FeedServer
-from tests.services import HostProcess, make_host, reset_stream, until
+from tests.services import HostProcess, make_host, module_installed, reset_stream, until
 
 RUN_ENV = {
     "FEEDEATER_JOB_RSS_POLL": "1s",
@@ -25,20 +23,9 @@ RUN_ENV = {
 }
 
 
-@contextmanager
-def discord_installed(site: Path) -> Iterator[str]:
-    """Register modules.discord under the feedeater.modules entry point (as `pip install` of this
-    checkout does) in a directory of its own, for this process (removed again on exit, so other
-    tests' hosts don't load it) and the hosts it starts; yields the PYTHONPATH for those hosts."""
-    dist = site / "feedeater_discord_tests-0.dist-info"
-    dist.mkdir(parents=True, exist_ok=True)
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: feedeater-discord-tests\nVersion: 0\n")
-    (dist / "entry_points.txt").write_text("[feedeater.modules]\ndiscord = modules.discord:MODULE\n")
-    sys.path.append(str(site))
-    try:
-        yield os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), str(site)) if p)
-    finally:
-        sys.path.remove(str(site))
+def discord_installed(site: Path) -> AbstractContextManager[str]:
+    """modules.discord registered for this process and the hosts it starts (tests.services.module_installed)."""
+    return module_installed(site, "discord", "modules.discord:MODULE")
 
 
 @dataclass

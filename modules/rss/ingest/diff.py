@@ -51,6 +51,9 @@ class Intents:
     revised: list[Revised] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)  # guids seen again with the same content
     gone: list[str] = field(default_factory=list)  # guids deleted before (tombstoned): never re-added
+    grace_minutes: int = 0  # the lookback window is this much wider (scheduler drift at its edge)
+    fetch_id: int | None = None  # the raw fetch the entries were parsed from (events carry it)
+    typical_order: str | None = None  # how the feed orders its entries (ingest.order), None = unknown
 
     @property
     def seen(self) -> list[str]:
@@ -68,8 +71,20 @@ def diff(
     now: datetime,
     first_poll: bool,
     lookback_hours: int,
+    grace_minutes: int = 0,
+    fetch_id: int | None = None,
+    typical_order: str | None = None,
 ) -> Intents:
-    intents = Intents(feed_id, feed_title, now, first_poll, lookback_hours)
+    intents = Intents(
+        feed_id,
+        feed_title,
+        now,
+        first_poll,
+        lookback_hours,
+        grace_minutes=grace_minutes,
+        fetch_id=fetch_id,
+        typical_order=typical_order,
+    )
     for e in entries:
         if e.guid in tombstoned:
             intents.gone.append(e.guid)

@@ -71,6 +71,9 @@ async def ingest_document(
             now=now,
             first_poll=False,
             lookback_hours=feed.lookback_hours or int(ctx.settings["lookback_hours"]),
+            grace_minutes=int(ctx.settings["lookback_grace_minutes"]),
+            fetch_id=raw.raw_id,
+            typical_order=feed.typical_order,
             steps=(*ctx.state.get("processors", processors.DEFAULT), *extra_steps),
         )
         if after is not None:

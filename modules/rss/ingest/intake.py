@@ -27,6 +27,9 @@ async def ingest(
     now: datetime,
     first_poll: bool,
     lookback_hours: int,
+    grace_minutes: int = 0,
+    fetch_id: int | None = None,
+    typical_order: str | None = None,
     steps: Sequence[processors.Processor] = processors.DEFAULT,
 ) -> tuple[diff.Intents, set[str]]:
     """Returns the processed intents and the guids really inserted (the new entries announced)."""
@@ -41,6 +44,9 @@ async def ingest(
             now=now,
             first_poll=first_poll,
             lookback_hours=lookback_hours,
+            grace_minutes=grace_minutes,
+            fetch_id=fetch_id,
+            typical_order=typical_order,
         ),
         steps,
     )

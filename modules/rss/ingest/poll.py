@@ -12,6 +12,7 @@ import multiprocessing
 import random
 import re
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -24,10 +25,12 @@ import asyncpg
 
 from host import progress, tracing
 from host.breaker import BreakerParams
+from host.jobs import current_run_id
 from host.module import ModuleContext
 from host.net.fetcher import Fetcher, FetchResult
+from host.warnonce import WarnOnce
 from modules.rss import metrics, store
-from modules.rss.ingest import circuit, intake, observe, processors
+from modules.rss.ingest import circuit, intake, observe, order, processors, summary
 from modules.rss.ingest.schedule import Decision, Outcome, ScheduleParams, decide, push_safety_check
 from modules.rss.model import Feed
 from modules.rss.parse import FeedParseError, parse_feed
@@ -74,6 +77,7 @@ async def run(ctx: ModuleContext) -> dict[str, Any]:
     async with ctx.pool.acquire() as conn:  # the gauges: queue depth (due feeds), open circuits, stale, dead
         for state, count in (await store.feed_counts(conn, datetime.now(UTC))).items():
             metrics.FEEDS.labels(state).set(count)
+    run_id = new_run_id()
     while True:
         async with ctx.pool.acquire() as conn:
             claims = await store.claim_due(
@@ -86,7 +90,7 @@ async def run(ctx: ModuleContext) -> dict[str, Any]:
         if not claims:
             break
         progress.expect(len(claims), "feeds")
-        results = await asyncio.gather(*(poll_one(ctx, c) for c in claims), return_exceptions=True)
+        results = await asyncio.gather(*(poll_one(ctx, c, run_id) for c in claims), return_exceptions=True)
         for claim, result in zip(claims, results, strict=True):
             if isinstance(result, BaseException):
                 # A database failure mid-feed: the lease expires and the next tick retries the feed.
@@ -119,11 +123,12 @@ async def poll_now(
             now=datetime.now(UTC),
         )
     gate = asyncio.Semaphore(concurrency)
+    run_id = new_run_id()
 
     async def one(claim: store.Claim) -> Counter[str] | BaseException:
         async with gate:
             try:
-                result: Counter[str] | BaseException = await poll_one(ctx, claim)
+                result: Counter[str] | BaseException = await poll_one(ctx, claim, run_id)
             except Exception as exc:  # the lease expires and the job retries the feed
                 result = exc
         if on_done is not None:
@@ -134,47 +139,67 @@ async def poll_now(
     return {c.feed.id: r for c, r in zip(claims, results, strict=True)}
 
 
-async def poll_one(ctx: ModuleContext, claim: store.Claim) -> Counter[str]:
+async def poll_one(ctx: ModuleContext, claim: store.Claim, run_id: str | None = None) -> Counter[str]:
     """Poll one claimed feed: one trace per poll (stages fetch, parse, store, schedule as child spans)."""
     with tracing.span("rss.poll", observe.poll_attributes(claim), root=True):
-        counts = await _poll_one(ctx, claim)
+        counts = await _poll_one(ctx, claim, run_id)
         observe.finished(counts)
         return counts
 
 
-async def _poll_one(ctx: ModuleContext, claim: store.Claim) -> Counter[str]:
+async def _poll_one(ctx: ModuleContext, claim: store.Claim, run_id: str | None) -> Counter[str]:
+    """Logs one summary line for the feed (summary.fields) and returns its counts."""
     feed = claim.feed
+    url = feed.url  # a permanent redirect may change feed.url on the way
     fetcher: Fetcher = ctx.state["fetcher"]
     started = time.monotonic()
     with tracing.span("rss.fetch"):
         res = await fetcher.fetch(feed.url, etag=claim.etag, last_modified=claim.last_modified)
         observe.fetched(claim, res)
     observe.annotate_fetch(res)
+    status = res.status or res.error_kind
     metrics.FETCHES.labels(str(res.status) if res.status else (res.error_kind or "error")).inc()
     metrics.FETCH_SECONDS.observe(res.elapsed_s)
     size = len(res.body) if res.body else 0
     metrics.BYTES.inc(size)
-    log.info(
-        "feed %s: fetched %s → %s",
-        feed.id,
-        feed.url,
-        res.status or res.error_kind,
-        extra={"feed_id": feed.id, "status": res.status, "bytes": size, "ms": round(res.elapsed_s * 1000)},
-    )
-    counts: Counter[str] = Counter({f"status_{res.status or res.error_kind}": 1})
+    counts: Counter[str] = Counter({f"status_{status}": 1})
     now = datetime.now(UTC)
     if res.status == 200 and res.body is not None:
-        counts += await _handle_body(ctx, claim, res, now)
+        outcome, decision, error = await _handle_body(ctx, claim, res, now)
+        counts += outcome
     else:
-        await _handle_no_body(ctx, claim, res, now)
-    metrics.POLL_SECONDS.observe(time.monotonic() - started)
+        decision, error = await _handle_no_body(ctx, claim, res, now)
+    seconds = time.monotonic() - started
+    metrics.POLL_SECONDS.observe(seconds)
+    failing = error is not None and claim.consecutive_errors + 1 >= FAILING_AFTER
+    _warn(ctx, feed.id, "fetch", [f"failing ({status})"] if failing else [], detail=error)
+    line = summary.fields(
+        run_id=run_id or new_run_id(),
+        feed_id=feed.id,
+        url=url,
+        status=status,
+        counts=counts,
+        size=size,
+        seconds=seconds,
+        decision=decision,
+        now=now,
+        error=error,
+    )
+    log.info(summary.message(line), extra=line)
     progress.advance("feeds")
     return counts
 
 
+def new_run_id() -> str:
+    """The poll job run's id (host.job_runs.id), or a fresh one outside a job (`poll_now` from the CLI)."""
+    job_run = current_run_id()
+    return str(job_run) if job_run is not None else uuid.uuid4().hex[:12]
+
+
 async def _handle_body(
     ctx: ModuleContext, claim: store.Claim, res: FetchResult, now: datetime
-) -> Counter[str]:
+) -> tuple[Counter[str], Decision, str | None]:
+    """Store, parse and ingest a 200: (counts, the schedule decision, the error if it was no feed)."""
     feed = claim.feed
     assert res.body is not None
     async with ctx.pool.acquire() as conn:
@@ -189,8 +214,8 @@ async def _handle_body(
         )
     if raw.same_as_last:  # the server ignored our validators but sent the same bytes: as good as a 304
         async with ctx.pool.acquire() as conn, conn.transaction():
-            await _finish_unchanged(ctx, conn, claim, res, now)
-        return Counter(same_body=1)
+            decision = await _finish_unchanged(ctx, conn, claim, res, now)
+        return Counter(same_body=1), decision, None
     parse_started = time.monotonic()
     try:
         with tracing.span("rss.parse"):
@@ -199,17 +224,21 @@ async def _handle_body(
             )
     except FeedParseError as exc:
         metrics.PARSE_ERRORS.inc()
+        error = f"not a feed: {exc}"
         async with ctx.pool.acquire() as conn, conn.transaction():
             await store.mark_parse_error(conn, raw.raw_id, str(exc))
-            await _record_failure(
-                ctx, conn, claim, now, status=200, error=f"not a feed: {exc}", retry_after_s=None
+            decision = await _record_failure(
+                ctx, conn, claim, now, status=200, error=error, retry_after_s=None
             )
-        return Counter(parse_errors=1)
+        return Counter(parse_errors=1), decision, error
     metrics.PARSE_SECONDS.observe(time.monotonic() - parse_started)
-    _warn_once(ctx, feed.id, parsed.warnings)
+    _warn(ctx, feed.id, "parse", _conditions(parsed))
     first_poll = claim.successful_polls == 0
     lookback = feed.lookback_hours or int(ctx.settings["lookback_hours"])
+    detected = order.typical_order([e.published for e in parsed.entries if not e.future_dated])
     meta = _meta_changes(feed, parsed, res) | ({"stale": False} if feed.stale else {})
+    if detected is not None and detected != feed.typical_order:
+        meta["typical_order"] = detected
     feed.title = parsed.title or feed.title  # messages carry the feed's current title
     async with tracing.aspan("rss.store"), ctx.pool.acquire() as conn, conn.transaction():
         intents, inserted = await intake.ingest(
@@ -221,6 +250,9 @@ async def _handle_body(
             now=now,
             first_poll=first_poll,
             lookback_hours=lookback,
+            grace_minutes=int(ctx.settings["lookback_grace_minutes"]),
+            fetch_id=raw.raw_id,
+            typical_order=detected or feed.typical_order,
             steps=ctx.state.get("processors", processors.DEFAULT),
         )
         outcome = _outcome(parsed, res, len(inserted))
@@ -249,31 +281,25 @@ async def _handle_body(
     )
     metrics.ENTRIES.labels("new").inc(counts["new"])
     metrics.ENTRIES.labels("updated").inc(counts["updated"])
-    log.info(
-        "feed %s: %d new, %d updated, %d unchanged, next poll in %.0f min (%s)",
-        feed.id,
-        counts["new"],
-        counts["updated"],
-        counts["unchanged"],
-        decision.interval_s / 60,
-        decision.reason,
-        extra={"feed_id": feed.id, "entries": len(parsed.entries), "parser": parsed.parser, **counts},
-    )
-    return counts
+    log.debug("feed %s: %d entries (%s parser)", feed.id, len(parsed.entries), parsed.parser)
+    return counts, decision, None
 
 
-async def _handle_no_body(ctx: ModuleContext, claim: store.Claim, res: FetchResult, now: datetime) -> None:
+async def _handle_no_body(
+    ctx: ModuleContext, claim: store.Claim, res: FetchResult, now: datetime
+) -> tuple[Decision, str | None]:
+    """A 304 or a failure: (the schedule decision, the error if it failed)."""
     feed = claim.feed
     async with ctx.pool.acquire() as conn, conn.transaction():
         if res.error_kind == "circuit_open":  # no request was made: not this feed's failure
             wait = max(res.retry_after_s or 0.0, 60.0) * (
                 1 + 0.15 * ctx.state.setdefault("rng", random.Random()).random()
             )
-            await store.finish_poll(conn, feed.id, {"next_poll_at": now + timedelta(seconds=wait)})
-            return
+            retry_at = now + timedelta(seconds=wait)
+            await store.finish_poll(conn, feed.id, {"next_poll_at": retry_at})
+            return Decision(claim.interval_s or wait, retry_at, "host-circuit-open", None), None
         if res.status == 304:
-            await _finish_unchanged(ctx, conn, claim, res, now)
-            return
+            return await _finish_unchanged(ctx, conn, claim, res, now), None
         if res.status == 410:
             log.warning(
                 "feed %s: 410 Gone; marked dead (re-enable with `feedeater rss set %s enabled=true`)",
@@ -282,14 +308,15 @@ async def _handle_no_body(ctx: ModuleContext, claim: store.Claim, res: FetchResu
             )
             await store.update_feed_meta(conn, feed.id, {"dead": True})
         error = res.error or f"HTTP {res.status}"
-        await _record_failure(
+        decision = await _record_failure(
             ctx, conn, claim, now, status=res.status, error=error, retry_after_s=res.retry_after_s
         )
+    return decision, error
 
 
 async def _finish_unchanged(
     ctx: ModuleContext, conn: asyncpg.Connection, claim: store.Claim, res: FetchResult, now: datetime
-) -> None:
+) -> Decision:
     """A successful poll with nothing new to read (304, or the same bytes as last time)."""
     outcome = Outcome(
         kind="not_modified",
@@ -303,6 +330,7 @@ async def _finish_unchanged(
     await store.finish_poll(conn, claim.feed.id, _success_fields(ctx, claim, res, now, decision))
     if claim.feed.stale:
         await store.update_feed_meta(conn, claim.feed.id, {"stale": False})
+    return decision
 
 
 async def parse_body(
@@ -339,7 +367,7 @@ async def _record_failure(
     status: int,
     error: str,
     retry_after_s: float | None,
-) -> None:
+) -> Decision:
     errors = claim.consecutive_errors + 1
     kind: Literal["gone", "rate_limited", "error"] = (
         "gone" if status == 410 else "rate_limited" if status in (429, 503) else "error"
@@ -372,6 +400,7 @@ async def _record_failure(
             error,
         )
         await store.update_feed_meta(conn, claim.feed.id, {"stale": True})
+    return decision
 
 
 def _outcome(parsed: Feed, res: FetchResult, new: int) -> Outcome:
@@ -461,9 +490,22 @@ def _meta_changes(feed: store.FeedRow, parsed: Feed, res: FetchResult) -> dict[s
     return changes
 
 
-def _warn_once(ctx: ModuleContext, feed_id: int, warnings: list[str]) -> None:
-    seen: set[tuple[int, str]] = ctx.state.setdefault("warned", set())
-    for w in warnings:
-        if (feed_id, w) not in seen:
-            seen.add((feed_id, w))
-            log.warning("feed %s: %s", feed_id, w)
+NO_DATES = "no entry has a publication date (first-seen times are used)"
+FAILING_AFTER = 2  # consecutive failures before a feed's failing is a warning (one is in the summary line)
+
+
+def _conditions(parsed: Feed) -> list[str]:
+    """What is wrong with a parsed document, as conditions that are warned about once (see _warn)."""
+    undated = bool(parsed.entries) and all(e.published is None for e in parsed.entries)
+    return [*parsed.warnings, *([NO_DATES] if undated else [])]
+
+
+def _warn(
+    ctx: ModuleContext, feed_id: int, scope: str, conditions: list[str], detail: str | None = None
+) -> None:
+    """WARN once per condition: again only after the feed was free of it (a parse without that warning,
+    a successful fetch). Process-local: a restarted host warns once more."""
+    warned: WarnOnce = ctx.state.setdefault("warn_once", WarnOnce())
+    for condition in warned.update(feed_id, scope, conditions):
+        text = f"{condition}: {detail}" if detail else condition
+        log.warning("feed %s: %s", feed_id, text, extra={"feed_id": feed_id, "condition": condition})

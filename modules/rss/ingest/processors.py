@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import timedelta
 
+from modules.rss.ingest import order
 from modules.rss.ingest.diff import Intents
 
 Processor = Callable[[Intents], Intents]
@@ -18,13 +19,14 @@ FUTURE_TOLERANCE = timedelta(minutes=15)
 
 
 def mark_realtime(intents: Intents) -> Intents:
-    """Fresh entries only: not a first poll's backlog, and published inside the lookback window.
+    """Fresh entries only: not a first poll's backlog, and published inside the lookback window
+    (widened by the grace minutes, so an entry at the window's edge does not flip with scheduler drift).
 
     An entry without a date counts as fresh when it appears after the first poll: first seen is now.
     """
     if intents.first_poll:
         return intents
-    oldest = intents.now - timedelta(hours=intents.lookback_hours)
+    oldest = intents.now - timedelta(hours=intents.lookback_hours, minutes=intents.grace_minutes)
     newest = intents.now + FUTURE_TOLERANCE
     for new in intents.new:
         published = new.entry.published
@@ -39,7 +41,15 @@ def never_realtime(intents: Intents) -> Intents:
     return intents
 
 
-DEFAULT: tuple[Processor, ...] = (mark_realtime,)
+def oldest_first(intents: Intents) -> Intents:
+    """New entries in chronological order (by the feed's typical order), so they are stored and
+    announced oldest first and a consumer posting them in bus order posts them in publication order."""
+    dates = [n.entry.published for n in intents.new]
+    intents.new = [intents.new[i] for i in order.chronological(dates, intents.typical_order)]
+    return intents
+
+
+DEFAULT: tuple[Processor, ...] = (mark_realtime, oldest_first)
 
 
 def run(intents: Intents, processors: Sequence[Processor] = DEFAULT) -> Intents:

@@ -33,6 +33,7 @@ def build_message(
     first_seen: datetime,
     realtime: bool,
     revision: int = 1,
+    fetch_id: int | None = None,
 ) -> dict[str, Any]:
     mid = message_id(feed_id, entry.guid)
     created = entry.published if entry.published is not None and not entry.future_dated else first_seen
@@ -67,7 +68,7 @@ def build_message(
         "isDigest": False,
         "isSystemMessage": False,
         "tags": tags,
-        "rss": _structured(entry, feed_id, first_seen, revision),
+        "rss": _structured(entry, feed_id, first_seen, revision, fetch_id),
     }
     if entry.link:
         message["followMePanel"] = {
@@ -79,7 +80,9 @@ def build_message(
     return message
 
 
-def _structured(entry: Entry, feed_id: int, first_seen: datetime, revision: int) -> dict[str, Any]:
+def _structured(
+    entry: Entry, feed_id: int, first_seen: datetime, revision: int, fetch_id: int | None
+) -> dict[str, Any]:
     """The whole entry under one documented extra key (FeedEater consumers strip unknown keys)."""
     content = entry.content_html
     return {
@@ -105,6 +108,7 @@ def _structured(entry: Entry, feed_id: int, first_seen: datetime, revision: int)
         "partialContent": entry.partial_content,
         "contentHash": entry.content_hash,
         "revision": revision,
+        "fetchId": fetch_id,
     }
 
 
@@ -130,6 +134,7 @@ def events(intents: Intents, inserted: set[str]) -> list[Event]:
                 feed_title=intents.feed_title,
                 first_seen=intents.now,
                 realtime=new.realtime,
+                fetch_id=intents.fetch_id,
             )
             out.append(created_event(message))
     for rev in intents.revised:
@@ -140,6 +145,7 @@ def events(intents: Intents, inserted: set[str]) -> list[Event]:
             first_seen=rev.known.first_seen,
             realtime=False,
             revision=rev.revision,
+            fetch_id=intents.fetch_id,
         )
         out.append(updated_event(message, rev.entry.content_hash))
     return out

@@ -19,7 +19,7 @@ from host.workqueue import WorkQueue
 
 FEED_COLUMNS = (
     "id, url, title, site_url, description, format, folder, enabled, interval_override_s, retention_days, "
-    "lookback_hours, full_text, dead, stale, created_at"
+    "lookback_hours, full_text, dead, stale, created_at, typical_order"
 )
 # Per-feed fields a user may change with `rss set` → their column.
 EDITABLE = {
@@ -56,6 +56,7 @@ class FeedRow:
     dead: bool
     stale: bool
     created_at: datetime
+    typical_order: str | None  # newest_first | oldest_first | unordered (ingest.order), None = not known yet
 
     @classmethod
     def from_record(cls, r: asyncpg.Record) -> FeedRow:
