@@ -49,6 +49,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -426,7 +427,7 @@ def arrivals(times: Sequence[datetime]) -> tuple[tuple[float, ...], tuple[int, .
         else:
             batches.append([t])
     return (
-        tuple(b[0] - a[0] for a, b in zip(batches, batches[1:])),
+        tuple(b[0] - a[0] for a, b in pairwise(batches)),
         tuple(len(b) for b in batches[1:]),
     )
 
