@@ -261,6 +261,8 @@ def simulate(
         due, i = heapq.heappop(heap)
         feed = feeds[i]
         start = max(math.ceil(due / tick) * tick, free)
+        if start >= end:  # the cluster is behind: this feed waits past the end (counted stale below)
+            continue
         new = feed.arrivals_until(start)
         kind = "new_entry" if new else ("not_modified" if feed.conditional else "unchanged")
         cost = costs.new_entry.plus(costs.per_entry, new - 1) if new else getattr(costs, kind)
