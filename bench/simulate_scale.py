@@ -75,6 +75,7 @@ class Profile:
 
     gaps_s: tuple[float, ...] = ()  # empty: the feed never publishes during the simulation
     sizes: tuple[int, ...] = ()  # entries per arrival (a batch), one per gap
+    every_poll: bool = False  # one new entry, dated now, on every request (bench/feedfarm.py `growing`)
     ttl_minutes: int | None = None
     skip_hours: frozenset[int] = frozenset()
     skip_days: frozenset[str] = frozenset()
@@ -176,6 +177,9 @@ class Feed:
 
     def arrivals_until(self, t: float) -> int:
         """New entries published up to `t` (they enter the document's recent times)."""
+        if self.profile.every_poll:
+            self.recent = [*self.recent[1 - RECENT :], EPOCH + timedelta(seconds=t)]
+            return 1
         n = 0
         while self.next_arrival <= t:
             self.recent.append(EPOCH + timedelta(seconds=self.next_arrival))
@@ -247,14 +251,17 @@ def simulate(
     warmup_s: float,
     measure_s: float,
     seed: int = 1,
+    first_due_s: float | None = None,
 ) -> Result:
-    """Run the policy over `feeds` for warmup_s + measure_s seconds; statistics cover the measured part."""
+    """Run the policy over `feeds` for warmup_s + measure_s seconds; statistics cover the measured part.
+    First polls are spread uniformly over `first_due_s` (default: the initial interval)."""
     rng = random.Random(seed)
     end = warmup_s + measure_s
     hours = max(1, math.ceil(measure_s / HOUR))
     tally = Tally(stale_s=[0.0] * hours)
     tick = cluster.trigger_s / max(cluster.hosts, 1e-9)  # staggered hosts: some host ticks this often
-    heap = [(rng.uniform(0.0, params.initial_s), i) for i in range(len(feeds))]
+    spread = params.initial_s if first_due_s is None else first_due_s
+    heap = [(rng.uniform(0.0, spread), i) for i in range(len(feeds))]
     heapq.heapify(heap)
     free = 0.0  # when the cluster finishes what it has started
     while heap and heap[0][0] < end:
