@@ -409,11 +409,11 @@ def cached_profiles(corpus: Path) -> list[Profile]:
         if data["stamp"] == stamp and data["corpus"] == str(corpus):
             return [
                 Profile(
-                    tuple(p["gaps_s"]),
-                    tuple(p["sizes"]),
-                    p["ttl_minutes"],
-                    frozenset(p["skip_hours"]),
-                    frozenset(p["skip_days"]),
+                    gaps_s=tuple(p["gaps_s"]),
+                    sizes=tuple(p["sizes"]),
+                    ttl_minutes=p["ttl_minutes"],
+                    skip_hours=frozenset(p["skip_hours"]),
+                    skip_days=frozenset(p["skip_days"]),
                 )
                 for p in data["profiles"]
             ]
@@ -494,20 +494,25 @@ def smallest_hosts(
     polls need with unlimited capacity, then a search around it."""
     runs: dict[int, Result] = {}
     unlimited = run_at(10_000_000.0, args, profiles, costs)
-    scale = args.feeds / args.sample
+    per_host_s = unlimited.seconds / (args.feeds / args.sample)  # a host's seconds over the sampled feeds
+    one = cluster_from(args, 1.0)
     need = max(
-        unlimited.cpu_s["host"] * scale / unlimited.seconds / args.efficiency,
-        unlimited.cpu_s["parse"] * scale / unlimited.seconds / args.efficiency / args.parse_workers,
+        unlimited.cpu_s["host"] / per_host_s / args.efficiency,
+        unlimited.cpu_s["parse"] / per_host_s / args.efficiency / args.parse_workers,
+        unlimited.polls_total * one.batch_wall_s() / one.batch / per_host_s,
     )
-    lo, hi = 0, max(1, math.ceil(need))
+    # fewer hosts than the work needs cannot hold (their queues grow without bound)
+    lo, hi = max(0, math.ceil(need) - 1), max(1, math.ceil(need))
     while not _holds(runs, hi, args, profiles, costs):
-        lo, hi = hi, hi * 2
+        lo, hi = hi, hi + max(1, math.ceil(hi * 0.25))
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if _holds(runs, mid, args, profiles, costs):
             hi = mid
         else:
             lo = mid
+    if lo > 0 and lo not in runs:
+        _holds(runs, lo, args, profiles, costs)  # show the one below failing
     return hi, runs
 
 
