@@ -68,8 +68,8 @@ AI_SETTINGS: tuple[Setting, ...] = (
         "embedding_max_tokens",
         "int",
         LOCAL_MAX_TOKENS,
-        "local embedder: entries are cut to their first N tokens (title first); the cost grows with N and "
-        "recall@10 barely moves above 64. 0 = the whole text (sliding 512-token windows, ~3x slower)",
+        "local embedder: entries are cut to their first N tokens (title first); the cost is linear in N "
+        "(docs/scaling.md). 0 = the whole text (sliding 512-token windows, ~3x slower)",
         min=0,
         max=100_000,
     ),
@@ -319,8 +319,8 @@ class LocalEmbedder:
     The model loads on first use (a 72 MB mmap), so hosts that never embed pay nothing. Calls run in a
     worker thread (the C engine releases the GIL) one at a time: the engine is not re-entrant, and two
     OpenMP teams on a small machine would only fight each other. Passages are cut to `max_tokens`: the
-    engine's cost is linear in tokens (~350 tokens per CPU second here), and a news entry's title and
-    first sentences carry what search needs (recall@10 within 0.02 of the whole text; docs/scaling.md).
+    engine's cost is linear in tokens (~350-400 tokens per CPU second here), and a news entry's title and
+    first sentences carry most of what search needs (quality vs length: docs/scaling.md).
     """
 
     dimensions = LOCAL_DIMENSIONS
