@@ -28,7 +28,8 @@ A sample of feeds (`--sample`) with the hosts scaled by the same factor stands f
 (the fluid server makes that exact in expectation); `--sample 1000000` runs everything.
 
     .venv/bin/python bench/simulate_scale.py [--feeds 1000000] [--sample 20000] [--days 1] [--warmup-h 12]
-    .venv/bin/python bench/simulate_scale.py --validate bench/results/scale_validation.json
+                                             [--slow-share 0.01] [--conditional 0.85] [--latency-s 0.3]
+    (bench/scale_validation.py checks it against 3 real hosts)
 
 Results: a table on stdout and bench/results/simulate_scale.json.
 """
