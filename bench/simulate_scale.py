@@ -25,7 +25,8 @@ The model (pure: `simulate` takes numbers and returns numbers):
 * NATS: one messageCreated per new entry; outbox and database growth per day from the measured bytes.
 
 A sample of feeds (`--sample`) with the hosts scaled by the same factor stands for the whole population
-(the fluid server makes that exact in expectation); `--sample 1000000` runs everything.
+(a close approximation with a fluid server; the queue is smoother at full scale); `--sample 1000000` runs
+everything.
 
     .venv/bin/python bench/simulate_scale.py [--feeds 1000000] [--sample 20000] [--days 1] [--warmup-h 12]
                                              [--slow-share 0.01] [--conditional 0.85] [--latency-s 0.3]
