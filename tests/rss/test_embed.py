@@ -247,6 +247,39 @@ async def test_local_embedder_is_offline_multilingual_e5() -> None:
     assert cos(question, passages[0]) > cos(question, passages[1])
 
 
+def test_cut_to_tokens_keeps_the_longest_prefix_within_the_limit_at_a_word_boundary() -> None:
+    def words(text: str) -> int:  # a stand-in tokenizer: one token per word, plus 2 specials
+        return len(text.split()) + 2
+
+    text = "one two three four five six seven"
+    assert ai_mod.cut_to_tokens(text, 5, words) == "one two three"
+    assert ai_mod.cut_to_tokens(text, 9, words) == text  # fits: untouched
+    assert ai_mod.cut_to_tokens(text, 0, words) == text  # 0: no cut
+    chars = len  # no spaces (CJK): cut by characters, not at a word boundary
+    assert ai_mod.cut_to_tokens("東京都の天気は晴れです", 4, chars) == "東京都の"
+
+
+async def test_local_embedder_cuts_passages_to_max_tokens_but_not_queries() -> None:
+    long_text = "The central bank raised interest rates again. " * 40
+    short = ai_mod.LocalEmbedder(max_tokens=16)
+    whole = ai_mod.LocalEmbedder(max_tokens=0)
+    (cut,) = await short.embed([long_text])
+    (full,) = await whole.embed([long_text])
+    (head,) = await whole.embed([ai_mod.cut_to_tokens(long_text, 16, whole._engine.token_count)])
+    assert whole._engine.token_count(long_text) > 300
+    assert cut == pytest.approx(head, abs=1e-6) and cut != pytest.approx(full, abs=1e-4)
+    (q_short,) = await short.embed([long_text], query=True)
+    (q_whole,) = await whole.embed([long_text], query=True)
+    assert q_short == pytest.approx(q_whole, abs=1e-6)  # queries are never cut
+
+
+def test_build_ai_passes_the_token_cut_to_the_local_embedder() -> None:
+    embedder = ai_mod.build_ai({"embedder": "local", "embedding_max_tokens": 48}).embedder
+    assert isinstance(embedder, ai_mod.LocalEmbedder) and embedder.max_tokens == 48
+    default = ai_mod.build_ai({"embedder": "local"}).embedder
+    assert isinstance(default, ai_mod.LocalEmbedder) and default.max_tokens == ai_mod.LOCAL_MAX_TOKENS
+
+
 # -- the embed job -------------------------------------------------------------------------------
 async def test_job_embeds_new_entries_and_reembeds_revised_ones(ai_host: Host, fake_ai: FakeAI) -> None:
     ctx = await rss_context(ai_host, fake_ai)
