@@ -6,6 +6,7 @@ with the window itself as the IDF corpus. Labels show the most common surface wo
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -52,10 +53,14 @@ class Terms(dict[str, int]):
         return -1 if word in STOP_WORDS or len(word) < 2 else self.ids.get(stem(word), -1)
 
 
-def _counts(rows: list[list[int]], width: int) -> csr_matrix:
-    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
-    np.cumsum([len(r) for r in rows], out=indptr[1:])
-    indices = np.fromiter((i for r in rows for i in r), dtype=np.int64, count=int(indptr[-1]))
+def _counts(rows: list[list[int]], column: np.ndarray) -> csr_matrix:
+    """Term counts per document from term ids (−1 = no term), filtered and mapped to columns in numpy."""
+    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    ids = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64, count=int(lengths.sum()))
+    keep = ids >= 0
+    per_doc = np.bincount(np.repeat(np.arange(len(rows)), lengths)[keep], minlength=len(rows))
+    indptr = np.concatenate(([0], np.cumsum(per_doc)))
+    indices, width = column[ids[keep]], len(column)
     m = csr_matrix((np.ones(len(indices), dtype=np.float64), indices, indptr), shape=(len(rows), width))
     m.sum_duplicates()
     return m
@@ -71,12 +76,12 @@ class Tfidf:
     transformer: TfidfTransformer
 
     def ids(self, text: str, *, grow: bool = False) -> list[int]:
-        look = self.terms.__getitem__ if grow else self.terms.known
-        return [i for i in map(look, words(text)) if i >= 0]
+        """Term ids of a text's words, −1 for words without a term."""
+        return list(map(self.terms.__getitem__ if grow else self.terms.known, words(text)))
 
     def transform(self, documents: Sequence[str]) -> csr_matrix:
-        rows = [self.column[self.ids(d)].tolist() for d in documents]
-        return self.transformer.transform(_counts(rows, len(self.names))).astype(np.float32)
+        counts = _counts([self.ids(d) for d in documents], self.column)
+        return self.transformer.transform(counts).astype(np.float32)
 
     def get_feature_names_out(self) -> np.ndarray:
         return self.names
@@ -106,7 +111,7 @@ def vectorize(documents: Sequence[str]) -> Vectors:
     tfidf.column[[terms.ids[s] for s in stems]] = np.arange(len(stems))
     if not documents or not stems:
         return Vectors(csr_matrix((len(documents), len(stems)), dtype=np.float32), tfidf)
-    counts = _counts([tfidf.column[r].tolist() for r in rows], len(stems))
+    counts = _counts(rows, tfidf.column)
     return Vectors(tfidf.transformer.fit_transform(counts).astype(np.float32), tfidf)
 
 
