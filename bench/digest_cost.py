@@ -4,7 +4,8 @@
 Data: sentences of the real-world corpus (../shared/fixtures) recombined into N synthetic articles
 (titles of 6–12 words and bodies of 80–400 words drawn from the corpus's own sentences, so word
 frequencies and lengths are real), published over 30 days, with `--window` of them in the last 24 h.
-Features are computed as intake does and loaded with COPY. Then `--incoming` new articles (half of them
+Features are computed as intake does (cached in /tmp per size and feature-code version) and loaded with
+COPY, with their lookup keys. Then `--incoming` new articles (half of them
 edited copies of stored ones) go through the real intake (`ingest`: features, candidate query, decision,
 insert), one transaction each, timed per article. Then `digest build` work for the morning window: the
 window query and the pure assembly (score, cluster, sections, self-checks, render), timed apart.
@@ -19,17 +20,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import os
+import pickle
 import random
 import re
 import resource
 import statistics
 import sys
+import tempfile
 import time
 import tracemalloc
+from collections import Counter
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+import asyncpg
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
@@ -39,8 +47,9 @@ from bench import digest_data  # noqa: E402
 from bench.digest_data import _article, _edit, real_entries  # noqa: E402
 from modules.digest.assemble import build as assemble  # noqa: E402
 from modules.digest.assemble import render  # noqa: E402
-from modules.digest.dedup import fingerprint, layers  # noqa: E402
+from modules.digest.dedup import layers  # noqa: E402
 from modules.digest.dedup.features import features  # noqa: E402
+from modules.digest.dedup.layers import Features  # noqa: E402
 from modules.digest.intake.handler import ingest  # noqa: E402
 from modules.digest.model import Article  # noqa: E402
 from modules.digest.settings import TYPES  # noqa: E402
@@ -50,8 +59,10 @@ NOW = datetime(2026, 11, 26, 7, 0, tzinfo=UTC)
 COLUMNS = (
     "id", "message_id", "source_module", "stream", "source_name", "domain", "title", "url", "canonical_url",
     "body", "word_count", "published_at", "date_uncertain", "partial_content", "content_hash", "depth_signals",
-    "title_tokens", "bands", "minhash", "simhash", "entities", "disposition", "layer", "cluster_id",
+    "title_tokens", "minhash", "simhash", "entities", "disposition", "layer", "cluster_id",
 )  # fmt: skip
+CHUNK = 5000
+Chunk = list[tuple[int, Article, Features]]
 
 
 def sentence_pool() -> list[str]:
@@ -71,124 +82,193 @@ def synthetic(rng: random.Random, pool: list[str], n: int, when: datetime) -> Ar
     return _article(feed, title, f"https://{feed}.example/{n}", " ".join(body), when, n)
 
 
-def row(i: int, a: Article) -> tuple[Any, ...]:
-    f = features(a)
+def row(i: int, a: Article, f: Features) -> tuple[Any, ...]:
     return (
         i, a.message_id, a.source_module, a.stream, a.source_name, a.domain, a.title, a.url, f.canonical_url,
         a.body, a.word_count, a.published_at, False, False, a.content_hash, [], sorted(f.title_tokens),
-        fingerprint.bands(f.minhash), list(f.minhash), f.simhash, sorted(f.entities), "unique", "none", i,
+        list(f.minhash), f.simhash, sorted(f.entities), "unique", "none", i,
     )  # fmt: skip
+
+
+def dataset(args: argparse.Namespace, pool: list[str]) -> Iterator[Chunk]:
+    """The stored articles with their features, in chunks; cached in /tmp per size and per version of the
+    feature code (features of 100,000 articles take minutes of CPU on a shared machine)."""
+    sources = [*sorted((REPO / "modules" / "digest" / "dedup").glob("*.py")), REPO / "modules/digest/text.py"]
+    code = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()[:12]
+    path = Path(tempfile.gettempdir()) / f"digest-cost-{args.articles}-{args.window}-{code}.pickle"
+    if path.exists():
+        with path.open("rb") as fh:
+            while True:
+                try:
+                    yield pickle.load(fh)
+                except EOFError:
+                    return
+    rng = random.Random(11)
+    partial = path.with_suffix(".partial")
+    with partial.open("wb") as fh:
+        chunk: Chunk = []
+        for i in range(1, args.articles + 1):
+            recent = i > args.articles - args.window
+            when = NOW - timedelta(hours=rng.uniform(0, 23.9) if recent else rng.uniform(24, 720))
+            a = synthetic(rng, pool, i, when)
+            chunk.append((i, a, features(a)))
+            if len(chunk) == CHUNK or i == args.articles:
+                pickle.dump(chunk, fh)
+                yield chunk
+                chunk = []
+    partial.rename(path)
+
+
+async def load(db: asyncpg.Pool, chunks: Iterator[Chunk]) -> list[Article]:
+    """COPY the articles and their lookup keys (words hashed in SQL as intake does); every 97th article
+    is returned as an original that incoming copies are made from."""
+    stored: list[Article] = []
+    last = 0
+    async with db.acquire() as conn:
+        await conn.execute("CREATE UNLOGGED TABLE bench_words (word text, at timestamptz, article_id bigint)")
+        for chunk in chunks:
+            bands, words = [], []
+            for i, a, f in chunk:
+                band_keys, title_words, entity_words = store.lookup_keys(f, layers.DEFAULT)
+                bands.extend((k, a.published_at, i) for k in set(band_keys))
+                words.extend((f"t:{w}", a.published_at, i) for w in title_words)
+                words.extend((f"e:{e}", a.published_at, i) for e in entity_words)
+                if i % 97 == 0:
+                    stored.append(a)
+            await conn.copy_records_to_table(
+                "articles",
+                schema_name="mod_digest",
+                records=[row(i, a, f) for i, a, f in chunk],
+                columns=COLUMNS,
+            )
+            await conn.copy_records_to_table("dedup_keys", schema_name="mod_digest", records=bands)
+            await conn.copy_records_to_table("bench_words", records=words)
+            last = chunk[-1][0]
+            print(f"  loaded {last}", flush=True)
+        await conn.execute(
+            """INSERT INTO mod_digest.dedup_keys SELECT DISTINCT hashtextextended(word, 0), at, article_id
+               FROM bench_words; DROP TABLE bench_words"""
+        )
+        await conn.execute(f"SELECT setval('mod_digest.articles_id_seq', {last})")
+        await conn.execute("VACUUM ANALYZE mod_digest.articles")
+        await conn.execute("VACUUM ANALYZE mod_digest.dedup_keys")
+    return stored
 
 
 def pct(values: list[float], q: float) -> float:
     return round(statistics.quantiles(values, n=100)[int(q) - 1], 2)
 
 
+def incoming(rng: random.Random, pool: list[str], stored: list[Article], k: int) -> Article:
+    """Half edited copies of stored articles (another feed, 2 % of words changed), half new ones."""
+    if k % 2:
+        base = rng.choice(stored)
+        when = base.published_at + timedelta(hours=rng.uniform(0.5, 20))
+        body = _edit(base.body, rng, 0.02)
+        return _article(f"copy-{k % 50}", base.title, f"https://copy-{k}.example/x", body, when, 10**7 + k)
+    return synthetic(rng, pool, 10**7 + k, NOW - timedelta(hours=rng.uniform(0, 20)))
+
+
+async def dedup(db: asyncpg.Pool, home: Path, rng: random.Random, pool: list[str], stored: list[Article],
+                n: int) -> dict[str, Any]:  # fmt: skip
+    """`n` incoming articles through the real intake, one transaction each: wall time per article,
+    CPU per article (this process; PostgreSQL), the load meanwhile."""
+    arrivals = [incoming(rng, pool, stored, k) for k in range(n)]
+    costs, dispositions = [], Counter[str]()
+    before = digest_data.machine(home)
+    t0 = time.process_time()
+    async with db.acquire() as conn:
+        for a in arrivals:
+            t = time.perf_counter()
+            async with conn.transaction():
+                d = await ingest(conn, a)
+            costs.append((time.perf_counter() - t) * 1000)
+            dispositions[d.disposition] += 1
+    cpu = time.process_time() - t0
+    after = digest_data.machine(home)
+    return {
+        "wall_ms": {"p50": pct(costs, 50), "p95": pct(costs, 95), "p99": pct(costs, 99),
+                    "mean": round(statistics.fmean(costs), 2)},
+        "cpu_ms_per_article": {"python": round(1000 * cpu / n, 2),
+                               "postgres": round(1000 * (after["postgres_cpu_s"] - before["postgres_cpu_s"]) / n, 2)},
+        "load_avg_before_after": [before["load_avg_1m"], after["load_avg_1m"]],
+        "dispositions": dict(dispositions),
+    }  # fmt: skip
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    rng = random.Random(11)
     pool = sentence_pool()
     host = await digest_data.bench_host("digest-cost-")
+    home = host.config.home
     result: dict[str, Any] = {"articles": args.articles, "window": args.window, "cpus": os.cpu_count(),
-                              "load_avg_start": os.getloadavg()[0]}  # fmt: skip
+                              "start": digest_data.machine(home)}  # fmt: skip
     try:
         db = host.require_pool()
         t = time.perf_counter()
-        stored: list[Article] = []
-        batch: list[tuple[Any, ...]] = []
-        for i in range(1, args.articles + 1):
-            recent = i > args.articles - args.window
-            when = NOW - timedelta(hours=rng.uniform(0, 23.9) if recent else rng.uniform(24, 720))
-            a = synthetic(rng, pool, i, when)
-            if i % 97 == 0:
-                stored.append(a)
-            batch.append(row(i, a))
-            if len(batch) == 5000:
-                async with db.acquire() as conn:
-                    await conn.copy_records_to_table(
-                        "articles", schema_name="mod_digest", records=batch, columns=COLUMNS
-                    )
-                batch = []
-                print(f"  loaded {i}", flush=True)
-        if batch:
-            async with db.acquire() as conn:
-                await conn.copy_records_to_table(
-                    "articles", schema_name="mod_digest", records=batch, columns=COLUMNS
-                )
-        async with db.acquire() as conn:
-            await conn.execute(f"SELECT setval('mod_digest.articles_id_seq', {args.articles})")
-            await conn.execute("ANALYZE mod_digest.articles")
+        stored = await load(db, dataset(args, pool))
         result["load_s"] = round(time.perf_counter() - t, 1)
-
         if args.explain:
-            a = synthetic(rng, pool, 10**8, NOW - timedelta(hours=3))
-            sql, params = store.candidate_query(features(a), layers.DEFAULT)
+            a = synthetic(random.Random(5), pool, 10**8, NOW - timedelta(hours=3))
+            sql, params = store.candidate_query(a.message_id, features(a), layers.DEFAULT)
             async with db.acquire() as conn:
                 plan = await conn.fetch("EXPLAIN (ANALYZE, BUFFERS) " + sql, *params)
             print("\n".join(r[0] for r in plan))
-        costs, dispositions = [], {}
-        for k in range(args.incoming):
-            if k % 2:
-                base = rng.choice(stored)
-                when = base.published_at + timedelta(hours=rng.uniform(0.5, 20))
-                a = _article(
-                    f"copy-{k % 50}",
-                    base.title,
-                    f"https://copy-{k}.example/x",
-                    _edit(base.body, rng, 0.02),
-                    when,
-                    10**7 + k,
-                )
-            else:
-                a = synthetic(rng, pool, 10**7 + k, NOW - timedelta(hours=rng.uniform(0, 20)))
-            t = time.perf_counter()
-            async with db.acquire() as conn, conn.transaction():
-                d = await ingest(conn, a)
-            costs.append((time.perf_counter() - t) * 1000)
-            dispositions[d.disposition] = dispositions.get(d.disposition, 0) + 1
-        result["dedup_ms"] = {"p50": pct(costs, 50), "p95": pct(costs, 95), "p99": pct(costs, 99),
-                              "mean": round(statistics.fmean(costs), 2)}  # fmt: skip
-        result["incoming_dispositions"] = dispositions
+        rng = random.Random(12)
+        result["dedup"] = await dedup(db, home, rng, pool, stored, args.incoming)
+        print(result["dedup"], flush=True)
         sample = [synthetic(rng, pool, 2 * 10**7 + k, NOW) for k in range(300)]
-        t = time.perf_counter()
+        t = time.process_time()
         for a in sample:
             features(a)
-        result["features_ms_mean"] = round((time.perf_counter() - t) * 1000 / len(sample), 2)
-
-        kind = TYPES["morning"]
-        start, end = NOW - kind.window, NOW
-        t = time.perf_counter()
-        async with db.acquire() as conn:
-            rows = await store.window(conn, start, end + timedelta(seconds=1))
-        query_s = time.perf_counter() - t
-        for r in rows:
-            r["health"] = None
-        options = assemble.Options(kind=kind, start=start, end=end, now=NOW)
-        t = time.perf_counter()
-        digest = assemble.build(rows, {}, options)
-        markdown = render.markdown(digest)
-        build_s = time.perf_counter() - t
-        tracemalloc.start()  # a second, untimed pass: tracemalloc doubles Python's run time
-        assemble.build(rows, {}, options)
-        _, peak = tracemalloc.get_traced_memory()
-        tracemalloc.stop()
-        result["morning_digest"] = {
-            "window_articles": len(rows),
-            "query_s": round(query_s, 2),
-            "assemble_s": round(build_s, 2),
-            "total_s": round(query_s + build_s, 2),
-            "python_peak_mb": round(peak / 2**20, 1),
-            "items": len(digest.items),
-            "markdown_chars": len(markdown),
-        }
+        result["features_cpu_ms_mean"] = round((time.process_time() - t) * 1000 / len(sample), 2)
+        result["morning_digest"] = await morning(db, home)
         result["max_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
         async with db.acquire() as conn:
             result["table_mb"] = round(
-                await conn.fetchval("SELECT pg_total_relation_size('mod_digest.articles')") / 2**20, 1
-            )
-        result["load_avg_end"] = os.getloadavg()[0]
+                await conn.fetchval(
+                    "SELECT pg_total_relation_size('mod_digest.articles') + pg_total_relation_size('mod_digest.dedup_keys')"
+                ) / 2**20, 1
+            )  # fmt: skip
+        result["end"] = digest_data.machine(home)
     finally:
         await host.close(stop_started_services=True)
     return result
+
+
+async def morning(db: asyncpg.Pool, home: Path) -> dict[str, Any]:
+    """`digest build` work for the morning window: the window query, then the pure assembly (score,
+    cluster, sections, self-checks, summaries, render), timed apart, with CPU and load."""
+    kind = TYPES["morning"]
+    start, end = NOW - kind.window, NOW
+    before = digest_data.machine(home)
+    t, c = time.perf_counter(), time.process_time()
+    async with db.acquire() as conn:
+        rows = await store.window(conn, start, end + timedelta(seconds=1))
+    query_s = time.perf_counter() - t
+    for r in rows:
+        r["health"] = None
+    options = assemble.Options(kind=kind, start=start, end=end, now=NOW)
+    t = time.perf_counter()
+    digest = assemble.build(rows, {}, options)
+    markdown = render.markdown(digest)
+    build_s = time.perf_counter() - t
+    cpu = time.process_time() - c
+    after = digest_data.machine(home)
+    tracemalloc.start()  # a second, untimed pass: tracemalloc doubles Python's run time
+    assemble.build(rows, {}, options)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return {
+        "window_articles": len(rows),
+        "query_s": round(query_s, 2),
+        "assemble_s": round(build_s, 2),
+        "total_s": round(query_s + build_s, 2),
+        "python_cpu_s": round(cpu, 2),
+        "load_avg_before_after": [before["load_avg_1m"], after["load_avg_1m"]],
+        "python_peak_mb": round(peak / 2**20, 1),
+        "items": len(digest.items),
+        "markdown_chars": len(markdown),
+    }
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import random
 import re
 import sys
@@ -190,6 +191,27 @@ async def bench_host(prefix: str) -> Host:
     host = Host(config, env={})
     await host.open(with_bus=False)
     return host
+
+
+def machine(home: Path) -> dict[str, float]:
+    """Load average and CPU seconds so far of this process and of the bench's PostgreSQL (postmaster and
+    its backends): other agents share the two cores, so every number goes out with these."""
+    import psutil
+
+    def cpu(p: psutil.Process) -> float:
+        t = p.cpu_times()
+        return float(t.user + t.system)
+
+    pg = 0.0
+    try:
+        postmaster = psutil.Process(
+            int((home / "postgres" / "data" / "postmaster.pid").read_text().split()[0])
+        )
+        pg = cpu(postmaster) + sum(cpu(c) for c in postmaster.children(recursive=True))
+    except (OSError, ValueError, psutil.Error):
+        pass
+    return {"load_avg_1m": round(os.getloadavg()[0], 2), "python_cpu_s": round(cpu(psutil.Process()), 2),
+            "postgres_cpu_s": round(pg, 2)}  # fmt: skip
 
 
 def report(name: str, result: dict[str, object]) -> None:

@@ -1,4 +1,4 @@
-"""`feedeater digest build|list|show` and `feedeater digest sources set|remove|list|import`."""
+"""`feedeater digest build|list|show|like|unlike|likes` and `feedeater digest sources set|remove|list|import`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from modules.digest.dedup.urls import domain
 from modules.digest.deliver import job
 from modules.digest.score.importance import parse_tier
 from modules.digest.settings import FORMATS, digest_type, window
-from modules.digest.store import digests, sources
+from modules.digest.store import digests, likes, sources
 
 if TYPE_CHECKING:
     from host.runtime import Host
@@ -107,6 +107,8 @@ async def cmd(host: Host, args: argparse.Namespace) -> int:
                     ["id", "type", "window end", "articles", "duplicates", "how"],
                 ),
             )
+        elif args.digest_action in ("like", "unlike", "likes"):
+            await _likes(conn, args, emit, table)
         elif args.digest_action == "show":
             row = await digests.get(conn, args.id)
             text = row["markdown"] if args.format == "md" else json.dumps(row["structured"], indent=2) + "\n"
@@ -149,6 +151,32 @@ async def _sources(conn: Any, args: argparse.Namespace, emit: Any, table: Any) -
         emit(args, {"imported": len(pairs)}, lambda x: f"{x['imported']} sources tiered from rss folders")
 
 
+def article_id(text: str) -> int:
+    if not text.isdigit():
+        raise UserError(f"{text!r} is not an article id", "use the `id` a digest shows for each story")
+    return int(text)
+
+
+async def _likes(conn: Any, args: argparse.Namespace, emit: Any, table: Any) -> None:
+    if args.digest_action == "likes":
+        rows = await likes.list_all(conn)
+        cells = [
+            (r["article_id"], r["title"][:70], r["source_name"], f"{r['liked_at']:%Y-%m-%d}") for r in rows
+        ]
+        emit(args, rows, lambda _: table(cells, ["id", "title", "source", "liked"]))
+        return
+    aid = article_id(args.article_id)
+    if args.digest_action == "unlike":
+        if not await likes.unlike(conn, aid):
+            raise UserError(f"article {aid} is not liked", "see `feedeater digest likes`")
+        emit(args, {"article_id": aid, "liked": False}, lambda x: f"unliked {x['article_id']}")
+        return
+    row = await likes.like(conn, aid)
+    if row is None:
+        raise UserError(f"no article {aid}", "use the `id` a digest shows for each story")
+    emit(args, {"article_id": aid, "liked": True, "title": row["title"]}, lambda x: f"liked: {x['title']}")
+
+
 async def _save(conn: Any, pairs: list[tuple[str, int]]) -> None:
     async with conn.transaction():
         for d, t in pairs:
@@ -171,6 +199,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     sh = actions.add_parser("show", help="one digest by id (or id prefix)")
     sh.add_argument("id")
     sh.add_argument("--format", choices=("md", "json"), default="md")
+    for name, text in (
+        ("like", "like an article: its text joins the interest profile (topic relevance)"),
+        ("unlike", "take a like back"),
+    ):
+        lk = actions.add_parser(name, help=text)
+        lk.add_argument("article_id", help="the `id` a digest shows for each story")
+        lk.add_argument("--json", action="store_true")
+    lks = actions.add_parser("likes", help="liked articles")
+    lks.add_argument("--json", action="store_true")
     src = actions.add_parser("sources", help="authority tiers T1–T5 by domain (unknown = T3)")
     sa = src.add_subparsers(dest="sources_action", required=True)
     s = sa.add_parser("set", help="set a domain's tier: `digest sources set example.com T2`")

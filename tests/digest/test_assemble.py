@@ -88,6 +88,17 @@ def test_interest_profile_changes_relevance() -> None:
     assert round(change["Riverton floods"], 6) == -10.0  # 0.20 × (0 − neutral 50)
 
 
+def test_liked_articles_join_the_interest_profile() -> None:
+    rows = window()[:5]  # rail ×3, comet, flood
+    v = topics.vectorize([cluster_document(r["title"], r["body"]) for r in rows])
+    assert build.relevance_scores(v, "", []) == [50.0] * 5  # no profile: neutral
+    fond = build.relevance_scores(v, "", [("Comet watch", COMET)])
+    assert fond[3] > 50 and fond[4] == 0.0 and max(fond[:3]) < fond[3]
+    both = build.relevance_scores(v, "river valley floods", [("Comet watch", COMET)])
+    assert both[3] > 0 and both[4] > 0 and both[3] < fond[3]  # keywords and likes weigh half each
+    assert build.relevance_scores(v, "zebra", []) == [0.0] * 5  # a profile the window never mentions
+
+
 def test_trends_against_the_previous_digest() -> None:
     previous = [
         trends.Previous("Springfield: rail", frozenset({"springfield", "rail", "line", "light"}), 1),

@@ -20,6 +20,9 @@ from tests.services import feedeater, feedeater_env
         (("digest", "sources", "set", "example.com", "T9"), "unknown tier 'T9'"),
         (("digest", "sources", "set", "localhost", "T2"), "cannot read a domain from 'localhost'"),
         (("digest", "show", "ffffffff"), "no digest matches 'ffffffff'"),
+        (("digest", "like", "first"), "'first' is not an article id"),
+        (("digest", "like", "424242"), "no article 424242"),
+        (("digest", "unlike", "424242"), "article 424242 is not liked"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(

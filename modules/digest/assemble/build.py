@@ -11,7 +11,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-import numpy as np
+from scipy.sparse import csr_matrix
+from sklearn.preprocessing import normalize
 
 from modules.digest.assemble import checks, summary
 from modules.digest.cluster import topics, trends
@@ -71,6 +72,7 @@ class Options:
     now: datetime
     topics_k: int | None = None
     interests: str = ""
+    liked: Sequence[tuple[str, str]] = ()  # (title, body) of liked articles: part of the interest profile
     min_importance: float = 15.0
     previous: Sequence[trends.Previous] | None = None  # None: no previous digest of this type
 
@@ -116,16 +118,30 @@ def score(
     return out
 
 
-def relevance_scores(v: topics.Vectors, interests: str) -> list[float]:
+def profile(v: topics.Vectors, interests: str, liked: Sequence[tuple[str, str]]) -> csr_matrix | None:
+    """The interest profile as one unit TF-IDF vector in the window's vocabulary: the keywords and the
+    mean of the liked articles (step 5's text of each), weighted equally; None when there is neither.
+    A profile without a word of the window is the zero vector: every article is then irrelevant (0)."""
+    keywords = " ".join(k.strip() for k in interests.split(",") if k.strip())
+    parts = []
+    if keywords:
+        parts.append(normalize(v.vectorizer.transform([keywords])))
+    if liked:
+        likes = normalize(v.vectorizer.transform([cluster_document(t, b) for t, b in liked]))
+        parts.append(normalize(csr_matrix(likes.mean(axis=0))))
+    if not parts:
+        return None
+    return normalize(csr_matrix(parts[0] if len(parts) == 1 else parts[0] + parts[1]))  # no shared word: 0
+
+
+def relevance_scores(v: topics.Vectors, interests: str, liked: Sequence[tuple[str, str]] = ()) -> list[float]:
     """Cosine of each article's TF-IDF vector to the interest profile × 100 (50 when there is none)."""
     n = v.matrix.shape[0]
-    keywords = " ".join(k.strip() for k in interests.split(",") if k.strip())
-    if not keywords or n == 0:
+    p = profile(v, interests, liked) if n else None
+    if p is None:
         return [imp.NEUTRAL_RELEVANCE] * n
-    profile = v.vectorizer.transform([keywords])
-    sims = (v.matrix @ profile.T).toarray().ravel()  # rows are L2-normalized, so this is the cosine
-    norm = float(np.sqrt(profile.multiply(profile).sum())) or 1.0
-    return [round(100.0 * float(s) / norm, 2) for s in sims]
+    sims = (v.matrix @ p.T).toarray().ravel()  # rows and profile are unit vectors: this is the cosine
+    return [round(100.0 * float(s), 2) for s in sims]
 
 
 def build(rows: Sequence[Mapping[str, Any]], health: dict[str, Any], o: Options) -> Digest:
@@ -134,11 +150,11 @@ def build(rows: Sequence[Mapping[str, Any]], health: dict[str, Any], o: Options)
         clusters.setdefault(r["cluster_id"], []).append(r)
     reps = representatives(rows)
     vectors = topics.vectorize([cluster_document(r["title"], r["body"]) for r in reps])
-    comps = score(reps, clusters, relevance_scores(vectors, o.interests), o.now)
+    comps = score(reps, clusters, relevance_scores(vectors, o.interests, o.liked), o.now)
     scores = [c.total for c in comps]
     digest_checks = [checks.t5_on_top(scores, [_tier(r) for r in reps], comps)]
     keep = [i for i, s in enumerate(scores) if s >= o.min_importance]
-    kept = topics.Vectors(vectors.matrix[keep], vectors.vectorizer, vectors.surface)
+    kept = topics.Vectors(vectors.matrix[keep], vectors.vectorizer)
     labels = topics.agglomerative(kept, o.topics_k) if o.topics_k else topics.dbscan(kept)
     found = topics.build(
         kept,

@@ -32,6 +32,7 @@ def _health_lines(h: dict[str, Any]) -> list[str]:
     if h.get("feeds"):
         lines.append(
             f"Feeds polled: {h['feeds']} · success rate {h['success_rate']:.0%} · errors: {h['errors']}"
+            " (last 30 days)"
         )
         if h.get("unhealthy"):
             lines.append("Unhealthy feeds: " + ", ".join(h["unhealthy"][:10]))
@@ -62,7 +63,7 @@ def markdown(d: Digest) -> str:
             if key == "top":
                 out += [
                     f"### {n}. {_label(i)}",
-                    f"**[{i.title}]({i.url})** — {source} · {date} · score {i.score:.0f}",
+                    f"**[{i.title}]({i.url})** — {source} · {date} · score {i.score:.0f} · id {i.article_id}",
                 ]
                 out += [i.summary] if i.summary else []
                 out += [f"*{_related(i)}*"] if i.related_count else []

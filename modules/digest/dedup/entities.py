@@ -1,9 +1,12 @@
 """Named entities offline, for layer 5 and topic labels (pure): a capitalized-sequence heuristic.
 
-No model or download: runs of Capitalized words (joined by "of", "de", "&", "and" inside a name) and
-ACRONYMS are candidates; a single capitalized word that starts a sentence, or that appears lowercased
-elsewhere in the text, is a common word and dropped, as are stop words, weekdays and months. Measured
-on a labelled sample in bench/digest_entities.py (numbers in bench/README.md).
+No model or download. Runs of Capitalized words, camelCase brands (iPhone) and ACRONYMS, joined inside a
+name by "of", "de", "van", "&" …, are candidates. A run breaks at punctuation (commas included) and at
+"and" ("Germany and France" is two names). Leading common words ("The", "In") and role titles ("Prime
+Minister", "Governor") are dropped, and so is a plural noun before "of" at a sentence start ("Shares of
+Tesla" → Tesla). A single word that starts a sentence counts only when the text also capitalizes it
+elsewhere; a word the text also writes in lowercase is a common word, as are stop words, weekdays and
+months. Measured on a labelled sample in bench/digest_eval.py (numbers in bench/README.md).
 """
 
 from __future__ import annotations
@@ -13,71 +16,83 @@ from collections import Counter
 
 from modules.digest.text import STOP_WORDS
 
-_TOKEN = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ][\w'’-]*|[.!?:;\"“”()]")
-_JOIN = {"of", "de", "del", "van", "von", "der", "&", "and", "la", "le", "da", "al"}
+_WORD = r"(?:[A-ZÀ-ÖØ-Þ][\w'’-]*|[a-z]+[A-Z][\w'’-]*)"  # Capitalized, ACRONYM or camelCase (iPhone)
+_RUN = re.compile(rf"{_WORD}(?:[ \t]+(?:(?:of|de|del|van|von|der|la|le|da|al|&)[ \t]+)?{_WORD})*")
+_LOWER = re.compile(r"(?<![\w'’-])[a-zà-öø-ÿ][\w'’-]*")
+_SENTENCE_END = '.!?:;"“”('
 _COMMON = STOP_WORDS | {
     "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
     "january", "february", "march", "april", "may", "june", "july", "august", "september",
     "october", "november", "december", "mr", "mrs", "ms", "dr", "says", "said", "new", "today",
-    "breaking", "update", "read", "more", "photo", "video", "image", "getty", "images", "i", "i'm",
-    "i've", "i'll", "i'd", "it's", "there", "we've", "we're", "you're", "don't", "here", "yes", "no", "ok",
+    "yesterday", "tomorrow", "tonight", "despite", "breaking", "update", "read", "more", "photo", "video",
+    "image", "getty", "images", "i", "i'm", "i've", "i'll", "i'd", "it's", "there", "we've", "we're",
+    "you're", "don't", "here", "yes", "no", "ok",
 }  # fmt: skip
-_END = {".", "!", "?", ":", ";", '"', "“", "”", "("}
+# Role titles before a name: "Prime Minister Shehbaz Sharif" names Shehbaz Sharif.
+_ROLES = {
+    "president", "vice", "prime", "minister", "chancellor", "governor", "mayor", "senator", "sen",
+    "rep", "representative", "secretary", "general", "chief", "executive", "ceo", "director", "judge",
+    "justice", "king", "queen", "prince", "princess", "pope", "sir", "dame", "lord", "lady", "professor",
+    "prof", "coach", "manager", "chairman", "chairwoman", "chair", "commissioner", "ambassador",
+    "officer", "captain", "colonel", "sergeant", "detective", "inspector", "premier", "speaker", "leader",
+}  # fmt: skip
 
 
-def _is_cap(tok: str) -> bool:
-    return (tok[:1].isupper() and not tok.isupper()) or (
-        tok.isupper() and 2 <= len(tok) <= 6 and tok.isalpha()
-    )
+def _word_ok(tok: str) -> bool:
+    """Capitalized or camelCase words; all-capital tokens only as short acronyms (not BREAKING, COVID-19)."""
+    return not tok.isupper() or (2 <= len(tok) <= 6 and tok.isalpha())
+
+
+def _sentence_start(text: str, at: int) -> bool:
+    before = text[:at].rstrip()
+    return not before or before[-1] in _SENTENCE_END
+
+
+def _clean(words: list[str], starts: bool) -> tuple[list[str], bool]:
+    """Drop what precedes the name in a run: common words, role titles, "Shares of" at a sentence start."""
+    while words and (words[0].lower().strip(".") in _COMMON or words[0].lower() in _ROLES) and len(words) > 1:
+        words, starts = words[1:], False
+    if words and words[0].lower() in _COMMON:
+        return [], False
+    if starts and len(words) >= 3 and words[1] == "of" and words[0].endswith("s") and words[0][-2:] != "ss":
+        words, starts = words[2:], False
+    return words, starts
 
 
 def extract(text: str, limit: int = 40) -> list[str]:
     """Entities in order of first appearance, normalized (lowercase, no possessive 's), at most `limit`."""
-    toks = _TOKEN.findall(text)
-    lower_seen = {t.lower() for t in toks if t[:1].islower()}
-    found: list[str] = []
-    i = 0
-    sentence_start = True
-    while i < len(toks):
-        tok = toks[i]
-        if tok in _END:
-            sentence_start = True
-            i += 1
-            continue
-        if not _is_cap(tok):
-            sentence_start = False
-            i += 1
-            continue
-        run = [tok]
-        j = i + 1
-        while j < len(toks):
-            if _is_cap(toks[j]):
-                run.append(toks[j])
-                j += 1
-            elif toks[j].lower() in _JOIN and j + 1 < len(toks) and _is_cap(toks[j + 1]):
-                run.extend(toks[j : j + 2])
-                j += 2
-            else:
-                break
-        starts = sentence_start
-        sentence_start = False
-        i = j
-        # Drop leading common words ("The", "In", "However") of a run.
-        while run and run[0].lower().strip(".") in _COMMON:
-            run = run[1:]
-            starts = False
-        if not run:
-            continue
-        if len(run) == 1:
-            word = run[0].rstrip(".")
-            if (starts and not word.isupper()) or word.lower() in lower_seen or word.lower() in _COMMON:
+    lower_seen = set(_LOWER.findall(text))
+    runs: list[tuple[list[str], bool]] = []
+    for m in _RUN.finditer(text):
+        words = m.group().split()
+        starts = _sentence_start(text, m.start())
+        # Split at words that are not name words (long all-capital words).
+        part: list[str] = []
+        for w in [*words, ""]:
+            if w and _word_ok(w):
+                part.append(w)
                 continue
-        name = " ".join(run).rstrip(".").replace("’", "'")
-        name = re.sub(r"'s$", "", name).lower()
+            if part:
+                runs.append(_clean(part, starts))
+            part, starts = [], False
+    capitalized_inside = {ws[0] for ws, starts in runs if ws and not starts}
+    found: list[str] = []
+    for ws, starts in runs:
+        while ws and ws[-1] in ("of", "de", "del", "van", "von", "der", "la", "le", "da", "al", "&"):
+            ws = ws[:-1]
+        if not ws:
+            continue
+        if len(ws) == 1:
+            word = ws[0].rstrip(".")
+            if word.lower() in lower_seen or word.lower() in _COMMON:
+                continue
+            if starts and not word.isupper() and word not in capitalized_inside:
+                continue
+        name = re.sub(r"'s$", "", " ".join(ws).rstrip(".").replace("’", "'")).lower()
         if name and name not in found:
             found.append(name)
-        if len(found) >= limit:
-            break
+            if len(found) >= limit:
+                break
     return found
 
 

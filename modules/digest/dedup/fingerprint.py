@@ -1,5 +1,5 @@
 """Layer 4: content fingerprints (pure) — 64-bit SimHash and MinHash (128 permutations, datasketch)
-with LSH band keys (b=16 bands of r=8 rows) that PostgreSQL indexes with GIN for candidate lookup."""
+with LSH band keys (b=16 bands of r=8 rows) that intake stores as btree rows for candidate lookup."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import hashlib
 import struct
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 from datasketch import MinHash
@@ -27,16 +28,21 @@ def _h64(data: bytes) -> int:
     return struct.unpack("<q", hashlib.blake2b(data, digest_size=8).digest())[0]
 
 
-def shingles(text: str) -> set[bytes]:
+def _words(text: str | Sequence[str]) -> Sequence[str]:
+    """Content words of a text, or the list itself (features computes them once for both signatures)."""
+    return content_words(text) if isinstance(text, str) else text
+
+
+def shingles(text: str | Sequence[str]) -> set[bytes]:
     """Word 2-grams of the content words (single words when the text is shorter). Not stemmed: the
     stemmer would cost more than everything else here, and copies keep their word forms."""
-    ws = content_words(text)
+    ws = _words(text)
     if len(ws) < SHINGLE:
         return {w.encode() for w in ws}
     return {" ".join(ws[i : i + SHINGLE]).encode() for i in range(len(ws) - SHINGLE + 1)}
 
 
-def minhash(text: str) -> tuple[int, ...]:
+def minhash(text: str | Sequence[str]) -> tuple[int, ...]:
     m = MinHash(num_perm=NUM_PERM, seed=_SEED, permutations=_PERMS, scheme=_SCHEME)
     sh = shingles(text)
     if sh:
@@ -56,22 +62,23 @@ def estimated_jaccard(a: Sequence[int], b: Sequence[int]) -> float:
     return float(np.count_nonzero(np.asarray(a) == np.asarray(b))) / len(a)
 
 
-def simhash(text: str) -> int:
+@lru_cache(maxsize=100_000)
+def _word_hash(word: str) -> bytes:
+    """A word's 64 SimHash bits (words recur across articles: hashing each once per process is cheaper)."""
+    return hashlib.blake2b(word.encode(), digest_size=8).digest()
+
+
+def simhash(text: str | Sequence[str]) -> int:
     """64-bit SimHash over content words weighted by count (signed, to fit a bigint)."""
-    counts = Counter(content_words(text))
+    counts = Counter(_words(text))
     if not counts:
         return 0
-    bits = np.unpackbits(
-        np.frombuffer(
-            b"".join(hashlib.blake2b(s.encode(), digest_size=8).digest() for s in counts), dtype=np.uint8
-        )
-    ).reshape(len(counts), 64)
+    bits = np.unpackbits(np.frombuffer(b"".join(_word_hash(s) for s in counts), dtype=np.uint8)).reshape(
+        len(counts), 64
+    )
     freq = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
     weights = (np.where(bits == 1, 1, -1) * freq[:, None]).sum(axis=0)
-    value = 0
-    for i, w in enumerate(weights):
-        if w > 0:
-            value |= 1 << (63 - i)
+    value = int.from_bytes(np.packbits(weights > 0).tobytes(), "big")
     return value - (1 << 64) if value >= 1 << 63 else value
 
 

@@ -16,7 +16,7 @@ from modules.digest.assemble import health, render
 from modules.digest.cluster.trends import Previous
 from modules.digest.deliver import publish, schedule, summaries
 from modules.digest.settings import TYPES, DigestType
-from modules.digest.store import articles, digests, sources
+from modules.digest.store import articles, digests, likes, sources
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +48,7 @@ async def build(
         rows = await articles.window(conn, start, end)
         feeds = await sources.feed_health(conn)
         before = await digests.latest(conn, kind.name, before=end)
+        liked = await likes.profile_texts(conn)
     for r in rows:
         feed = feeds.get(r["feed_id"]) if r["feed_id"] is not None else None
         r["health"] = feed["health"] if feed else None
@@ -58,6 +59,7 @@ async def build(
         now=end,
         topics_k=topics_k,
         interests=str(ctx.settings["interests"]),
+        liked=liked,
         min_importance=float(ctx.settings["min_importance"]),
         previous=previous_topics(before["structured"]) if before else None,
     )

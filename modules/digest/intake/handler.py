@@ -21,17 +21,16 @@ async def ingest(
     conn: asyncpg.Connection, article: Article, t: layers.Thresholds = layers.DEFAULT
 ) -> layers.Decision:
     """Decide and store (call inside a transaction); returns the decision."""
+    f = features(article)  # before the lock: other hosts wait only for the lookup and the insert
     await articles.lock_dedup(conn)
-    f = features(article)
-    known = await articles.by_message(conn, article.message_id)
-    decision = layers.decide(
-        f, known[1] if known else None, [] if known else await articles.candidates(conn, f, t)
-    )
+    found = await articles.lookup(conn, article.message_id, f, t)
+    known = found.same_identity
+    decision = layers.decide(f, known[1] if known else None, found.candidates, t)
     if known is not None:
         if decision.disposition == "revision":
-            await articles.revise(conn, known[0], article, f)
+            await articles.revise(conn, known[0], known[1], article, f, t)
         return decision
-    await articles.insert(conn, article, f, decision)
+    await articles.insert(conn, article, f, decision, t)
     return decision
 
 

@@ -1,9 +1,11 @@
-"""mod_digest.articles: insert with the dedup decision, candidate lookup through the GIN indexes, revisions."""
+"""mod_digest.articles and its lookup keys: insert with the dedup decision, candidates through btree
+rows (mod_digest.dedup_keys), revisions."""
 
 from __future__ import annotations
 
 import math
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -14,8 +16,25 @@ from modules.digest.dedup.layers import Candidate, Decision, Features, Threshold
 from modules.digest.model import Article
 
 CANDIDATE_LIMIT = 400
-_SELECT = """SELECT id, cluster_id, title_tokens, canonical_url, content_hash, minhash, simhash, entities,
-                    word_count, published_at, source_module || ':' || stream AS source FROM mod_digest.articles"""
+_COLUMNS = """a.id, a.cluster_id, a.title_tokens, a.canonical_url, a.content_hash, a.minhash, a.simhash,
+              a.entities, a.word_count, a.published_at, a.source_module || ':' || a.stream AS source"""
+
+
+def _keys_sql(first: int) -> str:
+    """An article's lookup keys from parameters $first (band keys), +1 (title prefix words), +2
+    (multi-word entities). Words are hashed in SQL so the migration that backfilled the keys and every
+    insert agree."""
+    return f"""${first}::bigint[]
+           || ARRAY(SELECT hashtextextended('t:' || w, 0) FROM unnest(${first + 1}::text[]) w)
+           || ARRAY(SELECT hashtextextended('e:' || e, 0) FROM unnest(${first + 2}::text[]) e)"""
+
+
+@dataclass(frozen=True, slots=True)
+class Lookup:
+    """The stored article with the same message id (layer 1), else the candidates of layers 2–5."""
+
+    same_identity: tuple[int, Features] | None
+    candidates: list[Candidate]
 
 
 def _features(row: asyncpg.Record) -> Features:
@@ -37,84 +56,118 @@ async def lock_dedup(conn: asyncpg.Connection) -> None:
     await conn.execute("SELECT pg_advisory_xact_lock(hashtext('mod_digest.dedup'))")
 
 
-async def by_message(conn: asyncpg.Connection, message_id: uuid.UUID) -> tuple[int, Features] | None:
-    row = await conn.fetchrow(
-        f"{_SELECT} WHERE message_id = $1",
-        message_id,
-    )
-    return None if row is None else (row["id"], _features(row))
+def title_probe(tokens: frozenset[str], threshold: float) -> list[str]:
+    """Prefix filter: if Jaccard(x, y) ≥ t then x and y share a word among their first |x| − ⌈t·|x|⌉ + 1
+    (and |y| − ⌈t·|y|⌉ + 1) words in one global order. The order is longest word first (long words are
+    rare), so an article is stored under two or three title words and probes with as many."""
+    n = len(tokens)
+    keep = n - math.ceil(round(threshold * n, 9)) + 1
+    return sorted(tokens, key=lambda w: (-len(w), w))[:keep]
 
 
-def candidate_query(f: Features, t: Thresholds) -> tuple[str, list[Any]]:
-    """The candidate lookup (SQL and parameters), separate so benchmarks can EXPLAIN it."""
-    sql = f"""{_SELECT}
-           WHERE disposition <> 'exact_duplicate' AND (
-                 ($1::text IS NOT NULL AND canonical_url = $1)
-              OR (bands && $2::bigint[] AND published_at BETWEEN $3::timestamptz - $4::interval AND $3 + $4)
-              OR (title_tokens && $12::text[] AND published_at BETWEEN $3 - $6::interval AND $3 + $6
-                  AND cardinality(ARRAY(SELECT unnest(title_tokens) INTERSECT SELECT unnest($5::text[]))) >= $7)
-              OR (cardinality($8::text[]) >= $9 AND entities && $13::text[]
-                  AND published_at BETWEEN $3 - $10::interval AND $3 + $10
-                  AND cardinality(ARRAY(SELECT unnest(entities) INTERSECT SELECT unnest($8::text[]))) >= $9))
-           ORDER BY published_at DESC
-           LIMIT $11"""
+def entity_probe(f: Features, t: Thresholds) -> list[str]:
+    """Names of two or more words (rare enough to look up by), when the article has enough entities for
+    layer 5 to consider it at all."""
+    return sorted(e for e in f.entities if " " in e) if len(f.entities) >= t.min_entities else []
+
+
+def lookup_keys(f: Features, t: Thresholds) -> list[Any]:
+    """The parameters of _keys_sql: band keys, title prefix words, multi-word entities."""
+    return [fingerprint.bands(f.minhash), title_probe(f.title_tokens, t.title_long), entity_probe(f, t)]
+
+
+def candidate_query(message_id: uuid.UUID, f: Features, t: Thresholds) -> tuple[str, list[Any]]:
+    """The one lookup of every layer (SQL and parameters), separate so benchmarks can EXPLAIN it.
+
+    Each branch is an index probe with its layer's time window; title and entity hits are filtered by
+    their real overlap in SQL so only plausible candidates (with their 128 minima) are transferred."""
+    sql = f"""
+        WITH hit AS (
+            SELECT id, 'm' AS via FROM mod_digest.articles WHERE message_id = $13
+            UNION ALL
+            SELECT id, 'u' FROM mod_digest.articles WHERE $1::text IS NOT NULL AND canonical_url = $1
+            UNION ALL
+            SELECT article_id, 'b' FROM mod_digest.dedup_keys
+            WHERE key = ANY($2::bigint[]) AND at BETWEEN $3::timestamptz - $4::interval AND $3 + $4
+            UNION ALL
+            SELECT article_id, 't' FROM mod_digest.dedup_keys
+            WHERE key = ANY(ARRAY(SELECT hashtextextended('t:' || w, 0) FROM unnest($5::text[]) w))
+              AND at BETWEEN $3 - $6::interval AND $3 + $6
+            UNION ALL
+            SELECT article_id, 'e' FROM mod_digest.dedup_keys
+            WHERE key = ANY(ARRAY(SELECT hashtextextended('e:' || e, 0) FROM unnest($9::text[]) e))
+              AND at BETWEEN $3 - $10::interval AND $3 + $10
+        ), one AS (
+            SELECT id, bool_or(via = 'm') AS m, bool_or(via IN ('u', 'b')) AS strong,
+                   bool_or(via = 't') AS t, bool_or(via = 'e') AS e
+            FROM hit GROUP BY id
+        )
+        SELECT {_COLUMNS}, one.m AS same_identity
+        FROM one JOIN mod_digest.articles a ON a.id = one.id
+        WHERE one.m OR (a.disposition <> 'exact_duplicate' AND (
+                 one.strong
+              OR (one.t AND cardinality(ARRAY(SELECT unnest(a.title_tokens) INTERSECT
+                                               SELECT unnest($7::text[]))) >= $8)
+              OR (one.e AND cardinality(ARRAY(SELECT unnest(a.entities) INTERSECT
+                                               SELECT unnest($11::text[]))) >= $12)))
+        ORDER BY one.m DESC, a.published_at DESC
+        LIMIT $14"""
+    bands, title_words, entity_words = lookup_keys(f, t)
     params = [
         f.canonical_url,
-        fingerprint.bands(f.minhash),
+        bands,
         f.published_at,
         t.fingerprint_window,
-        sorted(f.title_tokens),
+        title_words,
         t.title_window,
+        sorted(f.title_tokens),
         max(1, int(len(f.title_tokens) * t.title_long)),
+        entity_words,
+        t.entity_window,
         sorted(f.entities),
         t.min_entities,  # the overlap itself (share of the smaller set) is checked in Python
-        t.entity_window,
+        message_id,
         CANDIDATE_LIMIT,
-        title_probe(f.title_tokens, t.title_long),
-        [e for e in f.entities if " " in e],  # names of two or more words: rare enough to probe with
     ]
     return sql, params
 
 
-def title_probe(tokens: frozenset[str], threshold: float) -> list[str]:
-    """Prefix filter: a title with Jaccard ≥ `threshold` shares at least ⌈threshold·n⌉ of our n words, so
-    it contains one of any n − ⌈threshold·n⌉ + 1 of them. We probe the index with that many of our
-    longest words (long words are rare), instead of all of them (common words match thousands of rows)."""
-    n = len(tokens)
-    keep = n - math.ceil(threshold * n) + 1
-    return sorted(tokens, key=lambda w: (-len(w), w))[:keep]
-
-
-async def candidates(conn: asyncpg.Connection, f: Features, t: Thresholds) -> list[Candidate]:
-    """Stored articles any layer could match, found through indexes and filtered in SQL before transfer."""
-    sql, params = candidate_query(f, t)
+async def lookup(conn: asyncpg.Connection, message_id: uuid.UUID, f: Features, t: Thresholds) -> Lookup:
+    """Layer 1's stored article and the other layers' candidates in one round trip."""
+    sql, params = candidate_query(message_id, f, t)
     rows = await conn.fetch(sql, *params)
-    return [Candidate(r["id"], r["cluster_id"], _features(r)) for r in rows]
+    if rows and rows[0]["same_identity"]:
+        return Lookup((rows[0]["id"], _features(rows[0])), [])
+    return Lookup(None, [Candidate(r["id"], r["cluster_id"], _features(r)) for r in rows])
 
 
 def _fingerprints(f: Features) -> list[Any]:
-    """Column values of title_tokens, bands, minhash, simhash, entities (in that order)."""
-    return [
-        sorted(f.title_tokens),
-        fingerprint.bands(f.minhash),
-        list(f.minhash),
-        f.simhash,
-        sorted(f.entities),
-    ]
+    """Column values of title_tokens, minhash, simhash, entities (in that order)."""
+    return [sorted(f.title_tokens), list(f.minhash), f.simhash, sorted(f.entities)]
 
 
-async def insert(conn: asyncpg.Connection, a: Article, f: Features, d: Decision) -> int:
-    """Store a new article with its disposition; its cluster is the matched article's, else itself."""
-    new_id: int = await conn.fetchval("SELECT nextval('mod_digest.articles_id_seq')")
-    cluster = d.matched.cluster_id if d.matched is not None else new_id
-    await conn.execute(
-        """INSERT INTO mod_digest.articles (id, message_id, source_module, stream, feed_id, source_name, domain,
-               title, url, canonical_url, body, word_count, published_at, date_uncertain, partial_content,
-               content_hash, depth_signals, title_tokens, bands, minhash, simhash, entities, disposition, layer,
-               match_score, matched_id, cluster_id, revision)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-                   $21, $22, $23, $24, $25, $26, $27, $28)""",
-        new_id,
+async def insert(conn: asyncpg.Connection, a: Article, f: Features, d: Decision, t: Thresholds) -> int:
+    """Store a new article with its disposition and lookup keys (one statement); its cluster is the
+    matched article's, else itself. An exact duplicate gets no keys: nothing should match it."""
+    keys = lookup_keys(f, t) if d.disposition != "exact_duplicate" else [[], [], []]
+    new_id: int = await conn.fetchval(
+        f"""WITH n AS (SELECT nextval('mod_digest.articles_id_seq') AS id),
+           a AS (
+               INSERT INTO mod_digest.articles (id, message_id, source_module, stream, feed_id, source_name,
+                   domain, title, url, canonical_url, body, word_count, published_at, date_uncertain,
+                   partial_content, content_hash, depth_signals, title_tokens, minhash, simhash, entities,
+                   disposition, layer, match_score, matched_id, cluster_id, revision)
+               SELECT n.id, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
+                      $22, $23, $24, $25, $26, $27, COALESCE($28, n.id), $29
+               FROM n
+               RETURNING id, published_at
+           ),
+           k AS (
+               INSERT INTO mod_digest.dedup_keys (key, at, article_id)
+               SELECT DISTINCT key, a.published_at, a.id FROM a, unnest({_keys_sql(1)}) key
+           )
+           SELECT id FROM a""",
+        *keys,
         a.message_id,
         a.source_module,
         a.stream,
@@ -136,22 +189,38 @@ async def insert(conn: asyncpg.Connection, a: Article, f: Features, d: Decision)
         d.layer,
         d.score,
         d.matched.id if d.matched is not None else None,
-        cluster,
+        d.matched.cluster_id if d.matched is not None else None,
         a.revision,
     )
     return new_id
 
 
-async def revise(conn: asyncpg.Connection, article_id: int, a: Article, f: Features) -> None:
-    """Layer 1 revision: replace the stored content in place; a unique article is flagged `revision`."""
+async def revise(
+    conn: asyncpg.Connection, article_id: int, old: Features, a: Article, f: Features, t: Thresholds
+) -> None:
+    """Layer 1 revision: replace the stored content and lookup keys in place; a unique article is
+    flagged `revision`."""
     await conn.execute(
-        """UPDATE mod_digest.articles SET title = $2, url = $3, canonical_url = $4, body = $5, word_count = $6,
-               partial_content = $7, content_hash = $8, depth_signals = $9, title_tokens = $10, bands = $11,
-               minhash = $12, simhash = $13, entities = $14, revision = GREATEST(revision + 1, $15),
-               disposition = CASE WHEN disposition = 'unique' THEN 'revision' ELSE disposition END,
-               updated_at = now()
-           WHERE id = $1""",
+        f"""WITH gone AS (
+               DELETE FROM mod_digest.dedup_keys
+               WHERE article_id = $4 AND key = ANY({_keys_sql(5)})
+           ),
+           u AS (
+               UPDATE mod_digest.articles SET title = $8, url = $9, canonical_url = $10, body = $11,
+                   word_count = $12, partial_content = $13, content_hash = $14, depth_signals = $15,
+                   title_tokens = $16, minhash = $17, simhash = $18, entities = $19,
+                   revision = GREATEST(revision + 1, $20),
+                   disposition = CASE WHEN disposition = 'unique' THEN 'revision' ELSE disposition END,
+                   updated_at = now()
+               WHERE id = $4
+               RETURNING id, published_at, disposition
+           )
+           INSERT INTO mod_digest.dedup_keys (key, at, article_id)
+           SELECT DISTINCT key, u.published_at, u.id FROM u, unnest({_keys_sql(1)}) key
+           WHERE u.disposition <> 'exact_duplicate'""",
+        *lookup_keys(f, t),
         article_id,
+        *lookup_keys(old, t),
         a.title,
         a.url,
         f.canonical_url,

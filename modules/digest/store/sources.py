@@ -36,12 +36,14 @@ async def _has_feed_health(conn: asyncpg.Connection) -> bool:
 
 
 async def feed_health(conn: asyncpg.Connection) -> dict[int, dict[str, Any]]:
-    """feed id → its row of rss_public.feed_health (empty when the rss module is not installed)."""
+    """feed id → its row of rss_public.feed_health over the last 30 days (seed 002 step 4: polls_ok,
+    polls_failed and health are the view's *_30d columns); empty when the rss module is not installed."""
     if not await _has_feed_health(conn):
         return {}
     rows = await conn.fetch(
-        "SELECT feed_id, title, url, polls_ok, polls_failed, health, consecutive_errors, dead, stale, enabled "
-        "FROM rss_public.feed_health"
+        """SELECT feed_id, title, url, polls_ok_30d AS polls_ok, polls_failed_30d AS polls_failed,
+                  health_30d AS health, consecutive_errors, dead, stale, enabled
+           FROM rss_public.feed_health"""
     )
     return {r["feed_id"]: dict(r) for r in rows}
 
