@@ -136,6 +136,9 @@ class Routes:
     # mounted behind the console's login, CSRF check and security headers, and render with its layout
     # (host.console.render); an empty tuple means an API router.
     pages: tuple[tuple[str, str], ...] = ()
+    # Endpoints that authenticate their callers themselves (a WebSub hub signs its pushes with HMAC):
+    # mounted without the API's bearer-token rule.
+    public: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,13 +35,14 @@ async def build_app(
     auth.document(app, loopback=loopback)
     errors.install(app)
 
-    def mount(router: APIRouter, prefix: str, tag: str) -> None:
-        """Every router gets the same auth rules and declares the same error shape."""
+    def mount(router: APIRouter, prefix: str, tag: str, *, public: bool = False) -> None:
+        """Every router gets the same auth rules (unless it authenticates its callers itself) and
+        declares the same error shape."""
         app.include_router(
             router,
             prefix=prefix,
             tags=[tag],
-            dependencies=[Depends(auth.authorize)],
+            dependencies=[] if public else [Depends(auth.authorize)],
             responses=errors.ERROR_RESPONSES,
         )
 
@@ -56,5 +57,5 @@ async def build_app(
 
     mount(contexts.build(pool), "/api/v1", "host")
     for ctx, routes in mounted:
-        mount(await routes.build(ctx), routes.prefix, ctx.name)
+        mount(await routes.build(ctx), routes.prefix, ctx.name, public=routes.public)
     return app

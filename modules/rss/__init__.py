@@ -94,7 +94,13 @@ MANIFEST = Manifest(
             pages=(("Feeds", "/feeds"), ("Search", "/search")),
             description="web console pages: feeds, feed detail, entries, search",
         ),
-        Routes("websub", _lazy("websub.routes:build"), prefix="/websub", description="WebSub callbacks"),
+        Routes(
+            "websub",
+            _lazy("websub.routes:build"),
+            prefix="/websub",
+            public=True,  # hubs carry no token: pushes are checked by their HMAC signature
+            description="WebSub callbacks",
+        ),
     ),
     settings=(
         *settings.CORE,

@@ -150,7 +150,7 @@ def test_every_environment_variable_the_code_reads_is_documented() -> None:
 # -- the first hour (issue #15) --------------------------------------------------------------------
 def test_unknown_setting_suggests_the_closest_names(cli_env: dict[str, str]) -> None:
     assert_one_line_error(
-        feedeater(cli_env, "settings", "get", "rss.lookback"), "did you mean rss.lookback_hours?"
+        feedeater(cli_env, "settings", "get", "rss.lookback"), "did you mean rss.lookback_hours"
     )
     assert_one_line_error(
         feedeater(cli_env, "settings", "set", "rss.timeout_second", "5"), "did you mean rss.timeout_seconds"

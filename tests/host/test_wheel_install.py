@@ -136,7 +136,14 @@ async def test_wheel_install_migrates_and_runs_without_the_source_tree(
 
     listed = run(venv, env, "modules", "list", "--json")
     assert listed.returncode == 0, listed.stderr
-    assert {m["name"] for m in json.loads(listed.stdout)} == {"host", "rss", "discord", "digest", "example"}
+    assert {m["name"] for m in json.loads(listed.stdout)} == {
+        "host",
+        "rss",
+        "discord",
+        "digest",
+        "tap",
+        "example",
+    }
 
     port = free_port()
     proc = HostProcess(

@@ -119,8 +119,9 @@ async def push(
         host = make_host(tmp_path, database_url, nats_url, env=env)
         await host.open()
         ctx = await host.context("rss")
-        routes = [(ctx, r) for r in host.specs["rss"].manifest.routes]
-        served = await serve(await build_app(host.health, routes, version="test"), "127.0.0.1", port)
+        routes = [(ctx, r) for r in host.specs["rss"].manifest.routes if not r.pages]
+        app = await build_app(host.health, routes, version="test", pool=host.require_pool())
+        served = await serve(app, "127.0.0.1", port)
         hub = Hub(**hub_options).start()
         opened.append((host, served, hub))
         assert host.js is not None

@@ -35,7 +35,7 @@ def verdict(sub: subs.Subscription | None, mode: str | None, topic: str | None) 
 
 
 async def build(ctx: ModuleContext) -> APIRouter:
-    router = APIRouter()
+    router = APIRouter(include_in_schema=False)  # the WebSub protocol, not part of the REST API
     max_bytes = int(ctx.settings["max_body_bytes"])
 
     @router.get("/{token}", summary="WebSub intent verification", response_class=PlainTextResponse)
