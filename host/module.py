@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import importlib
 import logging
 import re
 import uuid
@@ -211,6 +212,20 @@ class ModuleSpec:
     # drops context links and contexts the module no longer has. None = keep them.
     live_messages: LiveMessages | None = None
     live_sources: LiveSources | None = None
+
+
+def lazy(target: str) -> Callable[..., Awaitable[Any]]:
+    """A handler named "package.module:function", imported on its first call.
+
+    Discovery imports every installed module's manifest for every command: a manifest that imports its
+    pipeline (scikit-learn, discord.py, …) makes `feedeater rss list` pay for all of it.
+    """
+    module_name, _, name = target.partition(":")
+
+    async def call(*args: Any) -> Any:
+        return await getattr(importlib.import_module(module_name), name)(*args)
+
+    return call
 
 
 def discover() -> dict[str, ModuleSpec]:

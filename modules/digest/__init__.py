@@ -10,10 +10,11 @@ import argparse
 from typing import Any
 
 from host.migrate import builtin
-from host.module import Job, Manifest, ModuleContext, ModuleSpec, Routes, Subscription
-from modules.digest.deliver import job
-from modules.digest.intake import handler
+from host.module import Job, Manifest, ModuleContext, ModuleSpec, Routes, Subscription, lazy
 from modules.digest.settings import SETTINGS
+
+# Handlers load on first use: the pipeline imports scikit-learn (seconds), and every command discovers modules.
+_handle = lazy("modules.digest.intake.handler:handle")
 
 
 def _cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -32,19 +33,26 @@ MANIFEST = Manifest(
     name="digest",
     version="0.1.0",
     description="Cross-source dedup, importance, topic clusters and scheduled digests from bus messages",
-    jobs=(Job("scheduled", job.run_scheduled, "5m", "build the scheduled digests that are due"),),
+    jobs=(
+        Job(
+            "scheduled",
+            lazy("modules.digest.deliver.job:run_scheduled"),
+            "5m",
+            "build the scheduled digests that are due",
+        ),
+    ),
     subscriptions=(
         Subscription(
             "created",
             "feedeater.*.messageCreated",
-            handler.handle,
+            _handle,
             max_deliver=3,
             description="every module's new messages → articles with their dedup disposition",
         ),
         Subscription(
             "updated",
             "feedeater.*.messageUpdated",
-            handler.handle,
+            _handle,
             max_deliver=3,
             description="revisions (layer 1: same id, new content hash)",
         ),

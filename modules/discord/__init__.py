@@ -7,20 +7,32 @@ Data flow: /feed add → rss subscribe (validate, store) → rss polls → feede
 from __future__ import annotations
 
 from host.migrate import builtin
-from host.module import Job, Manifest, ModuleSpec, Service, Setting, Subscription
-from modules.discord import bot, post
+from host.module import Job, Manifest, ModuleSpec, Service, Setting, Subscription, lazy
 
 MANIFEST = Manifest(
     name="discord",
     version="0.1.0",
     description="posts rss entries to Discord channels; /feed slash commands manage the subscriptions",
-    jobs=(Job("prune", post.prune, "41 3 * * *", "forget posted items older than retention_days"),),
-    services=(Service("bot", bot.run, description="the Discord gateway connection and the poster"),),
+    jobs=(
+        Job(
+            "prune",
+            lazy("modules.discord.post:prune"),
+            "41 3 * * *",
+            "forget posted items older than retention_days",
+        ),
+    ),
+    services=(
+        Service(
+            "bot",
+            lazy("modules.discord.bot:run"),
+            description="the Discord gateway connection and the poster",
+        ),
+    ),
     subscriptions=(
         Subscription(
             "entries",
             "feedeater.rss.messageCreated",
-            post.on_message_created,
+            lazy("modules.discord.post:on_message_created"),
             description="queue each new rss entry for the channels subscribed to its feed",
         ),
     ),

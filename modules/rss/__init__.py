@@ -8,13 +8,12 @@ code when they first run.
 from __future__ import annotations
 
 import argparse
-import importlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from host.ai import AI_SETTINGS
 from host.migrate import builtin
-from host.module import Job, Manifest, ModuleContext, ModuleSpec, Routes, Service
+from host.module import Job, Manifest, ModuleContext, ModuleSpec, Routes, Service, lazy
 from modules.rss import settings
 
 
@@ -45,12 +44,7 @@ def _cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _lazy(target: str) -> Callable[..., Awaitable[Any]]:
     """`modules.rss.<module>:<function>` (e.g. "ingest.poll:run"), imported on the first call: listing
     jobs or printing help must not load the pipeline."""
-    module, _, name = target.partition(":")
-
-    async def call(*args: Any) -> Any:
-        return await getattr(importlib.import_module(f"modules.rss.{module}"), name)(*args)
-
-    return call
+    return lazy(f"modules.rss.{target}")
 
 
 MANIFEST = Manifest(
