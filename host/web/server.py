@@ -34,7 +34,9 @@ class Served:
 async def serve(app: object, host: str, port: int) -> Served:
     try:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        # IPPROTO_TCP, not 0: accepted sockets inherit it, and asyncio sets TCP_NODELAY only on sockets whose
+        # proto says TCP. Without it every response waits ~40 ms for a delayed ACK (Nagle).
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
         sock.listen(1024)
