@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import random
@@ -48,6 +47,7 @@ if str(REPO) not in sys.path:
 
 import simulate_scale as sim  # noqa: E402  (bench/ is on sys.path when run as a script)
 from feedfarm import FarmConfig, FeedFarm, assign_modes  # noqa: E402
+from measure import cpu_tree_s  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 from host.config import HostConfig  # noqa: E402
 from host.runtime import Host  # noqa: E402
@@ -130,23 +130,6 @@ async def hosts_polling(
     raise RuntimeError("the hosts did not start polling (see their logs with --keep-home)")
 
 
-def cpu_tree(pid: int | None) -> float:
-    """CPU seconds of a process and its children (a host and its parse worker; postmaster and backends)."""
-    if pid is None:
-        return 0.0
-    try:
-        root = psutil.Process(pid)
-        procs = [root, *root.children(recursive=True)]
-    except psutil.Error:
-        return 0.0
-    total = 0.0
-    for p in procs:
-        with contextlib.suppress(psutil.Error):
-            t = p.cpu_times()
-            total += t.user + t.system
-    return total
-
-
 async def snapshot(
     conn: asyncpg.Connection, farm: FeedFarm, pids: dict[str, list[int | None]]
 ) -> dict[str, Any]:
@@ -155,7 +138,7 @@ async def snapshot(
         "db_now": await conn.fetchval("SELECT now()"),
         "events": await conn.fetchval("SELECT count(*) FROM host.outbox"),
         "farm": await asyncio.to_thread(farm.stats),
-        "cpu": {group: sum(cpu_tree(p) for p in ps) for group, ps in pids.items()},
+        "cpu": {group: sum(cpu_tree_s(p) for p in ps) for group, ps in pids.items()},
         "busy": _machine_busy(),
         "load": os.getloadavg()[0],
     }

@@ -23,11 +23,11 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
-import psutil
-
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # `python bench/tap_throughput.py` puts bench/ first, not the repo
     sys.path.insert(0, str(REPO))
+
+from measure import cpu_tree_s  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 from host import consumers, outbox  # noqa: E402
 from host.config import HostConfig  # noqa: E402
@@ -49,19 +49,6 @@ def message(i: int) -> dict[str, object]:
         "tags": {"source": "rss", "feedId": "1"},
         "rss": {"feedId": 1, "guid": f"g{i}", "fetchId": None},
     }
-
-
-def cpu_of(pid: int) -> float:
-    """CPU seconds of a process and its children (PostgreSQL's backends are the postmaster's children)."""
-    proc = psutil.Process(pid)
-    total = 0.0
-    for p in [proc, *proc.children(recursive=True)]:
-        try:
-            t = p.cpu_times()
-            total += t.user + t.system
-        except psutil.NoSuchProcess:
-            pass
-    return total
 
 
 def postmaster(home: Path) -> int | None:
@@ -91,7 +78,7 @@ async def run(events: int) -> None:
             sub = next(s for s in host.specs["tap"].manifest.subscriptions if s.name == "created")
             consumer = consumers.Consumer(ctx, sub, host.js, Unit("tap", "created", "subscription"))
             pg = postmaster(home)
-            pg_cpu0 = cpu_of(pg) if pg else 0.0
+            pg_cpu0 = cpu_tree_s(pg) if pg else 0.0
             me0 = resource.getrusage(resource.RUSAGE_SELF)
             started = time.monotonic()
             task = asyncio.create_task(consumer.run())
@@ -105,7 +92,7 @@ async def run(events: int) -> None:
             with contextlib.suppress(BaseException):
                 await task
             me1 = resource.getrusage(resource.RUSAGE_SELF)
-            pg_cpu = (cpu_of(pg) - pg_cpu0) if pg else float("nan")
+            pg_cpu = (cpu_tree_s(pg) - pg_cpu0) if pg else float("nan")
             size = sum(p.stat().st_size for p in (Path(tmp) / "out" / "entries").iterdir())
         finally:
             await host.close(stop_started_services=True)

@@ -24,13 +24,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import psutil
-
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # `python bench/websub_latency.py` puts bench/ first, not the repo
     sys.path.insert(0, str(REPO))
 
 import nats  # noqa: E402
+from measure import cpu_tree_s, percentile  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 from host import outbox  # noqa: E402
 from host.config import HostConfig  # noqa: E402
@@ -56,30 +55,6 @@ def atom(hub: str, topic: str, newest: int, start: datetime) -> bytes:
         f"<updated>{start.isoformat()}</updated><link rel='hub' href='{hub}'/><link rel='self' href='{topic}'/>"
         f"{entries}</feed>"
     ).encode()
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
-
-
-def cpu_s(pid: int | None) -> float:
-    """CPU seconds of a process and its children (PostgreSQL backends are children of the postmaster)."""
-    if pid is None:
-        return 0.0
-    try:
-        root = psutil.Process(pid)
-        procs = [root, *root.children(recursive=True)]
-    except psutil.Error:
-        return 0.0
-    total = 0.0
-    for proc in procs:
-        try:
-            t = proc.cpu_times()
-            total += t.user + t.system
-        except psutil.Error:
-            pass
-    return total
 
 
 async def run(args: argparse.Namespace, home: Path) -> dict[str, Any]:
@@ -146,7 +121,7 @@ async def run(args: argparse.Namespace, home: Path) -> dict[str, Any]:
                         raise SystemExit(f"push {i}: {status} {reply!r}")
 
             load_before = os.getloadavg()
-            cpu_before = {"bench": cpu_s(os.getpid()), **{k: cpu_s(v) for k, v in pids.items()}}
+            cpu_before = {"bench": cpu_tree_s(os.getpid()), **{k: cpu_tree_s(v) for k, v in pids.items()}}
             t0 = time.perf_counter()
             await asyncio.gather(*(push_one(i) for i in range(1, args.pushes + 1)))
             for _ in range(600):
@@ -154,7 +129,7 @@ async def run(args: argparse.Namespace, home: Path) -> dict[str, Any]:
                     break
                 await asyncio.sleep(0.05)
             elapsed = time.perf_counter() - t0
-            cpu_after = {"bench": cpu_s(os.getpid()), **{k: cpu_s(v) for k, v in pids.items()}}
+            cpu_after = {"bench": cpu_tree_s(os.getpid()), **{k: cpu_tree_s(v) for k, v in pids.items()}}
             latencies = [arrived[g] - sent[g] for g in sent if g in arrived]
             await nc.close()
             stop.set()

@@ -20,6 +20,7 @@ ENV = Environment(
 ENV.filters["when"] = textfmt.when
 ENV.filters["ago"] = textfmt.relative
 ENV.filters["duration"] = textfmt.duration
+ENV.filters["plural"] = textfmt.plural
 
 
 def _size(n: int | None) -> str:

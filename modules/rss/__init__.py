@@ -18,16 +18,18 @@ from modules.rss import settings
 
 
 async def setup(ctx: ModuleContext) -> None:
-    from modules.rss.ingest import poll
+    from modules.rss.ingest import document, poll
 
     ctx.state["fetcher"] = poll.make_fetcher(ctx.settings)
-    ctx.state["parse_pool"] = poll.make_parse_pool(int(ctx.settings["parse_workers"]))
+    ctx.state["parse_pool"] = document.make_parse_pool(int(ctx.settings["parse_workers"]))
 
 
 async def teardown(ctx: ModuleContext) -> None:
+    from modules.rss.ingest import document
+
     parse_pool = ctx.state.pop("parse_pool", None)
     if parse_pool is not None:
-        parse_pool.shutdown(wait=False, cancel_futures=True)
+        await document.close_parse_pool(parse_pool)
     fetcher = ctx.state.pop("fetcher", None)
     if fetcher is not None:
         await fetcher.aclose()

@@ -73,7 +73,11 @@ class Rig:
         return host
 
     async def poll_now(self) -> None:
-        """Make every rss feed due (its adaptive interval would wait minutes)."""
+        """Make every rss feed due (its adaptive interval would wait minutes). Waits first for polls in
+        flight (a just-added feed's first poll): one finishing after the UPDATE would push its feed back."""
+        idle = """SELECT count(*) = 0 FROM mod_rss.poll_state
+                  WHERE last_polled_at IS NULL OR lease_until > now()"""
+        await until(lambda: self.pool.fetchval(idle), timeout=60, what="every feed polled, none in flight")
         await self.pool.execute("UPDATE mod_rss.poll_state SET next_poll_at = now()")
 
     async def posted_titles(self, channel_id: int) -> list[str]:

@@ -22,8 +22,7 @@ from host.net.fetcher import Fetcher
 from modules.rss import store
 from modules.rss.backfill import links as archive
 from modules.rss.ingest import processors
-from modules.rss.ingest.document import After, ingest_document
-from modules.rss.ingest.poll import parse_body
+from modules.rss.ingest.document import After, ingest_document, parse_body
 from modules.rss.model import Feed
 from modules.rss.parse import FeedParseError
 from modules.rss.store import backfill as walks

@@ -1,23 +1,28 @@
-"""A feed document that arrived without a poll (a WebSub push, an archive page) → raw store → parse → intake.
+"""A feed document → parse (in the worker processes) → intake, for polls, WebSub pushes and archive pages.
 
-The same steps as the poll job's body path, minus its poll-state bookkeeping: the raw bytes commit
+`ingest_document` serves a document that arrived without a poll: the same steps as the poll job's body path, minus its poll-state bookkeeping: the raw bytes commit
 first (a parse failure loses nothing), then entries, their events and the caller's own row changes
 (`after`) commit in one transaction.
 """
 
 from __future__ import annotations
 
+import asyncio
+import multiprocessing
 from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 
 import asyncpg
 
 from host.module import ModuleContext
 from modules.rss import metrics, store
-from modules.rss.ingest import diff, intake, poll, processors
+from modules.rss.ingest import diff, intake, processors
 from modules.rss.model import Feed
-from modules.rss.parse import FeedParseError
+from modules.rss.parse import FeedParseError, parse_feed
 
 After = Callable[[asyncpg.Connection, Feed, set[str]], Awaitable[None]]
 
@@ -55,29 +60,87 @@ async def ingest_document(
     if raw.same_as_last and skip_same:
         return Stored(None)
     try:
-        parsed = await poll.parse_body(ctx, body, url=url, content_type=headers.get("content-type"), now=now)
+        parsed = await parse_body(ctx, body, url=url, content_type=headers.get("content-type"), now=now)
     except FeedParseError as exc:
         metrics.PARSE_ERRORS.inc()
         async with ctx.pool.acquire() as conn:
             await store.mark_parse_error(conn, raw.raw_id, str(exc))
         return Stored(None, error=f"not a feed: {exc}")
     async with ctx.pool.acquire() as conn, conn.transaction():
-        intents, inserted = await intake.ingest(
+        intents, inserted = await ingest_parsed(
+            ctx,
             conn,
-            ctx.emit,
-            feed_id=feed.id,
-            feed_title=feed.title,
-            entries=parsed.entries,
+            feed,
+            parsed,
             now=now,
-            first_poll=False,
-            lookback_hours=feed.lookback_hours or int(ctx.settings["lookback_hours"]),
-            grace_minutes=int(ctx.settings["lookback_grace_minutes"]),
             fetch_id=raw.raw_id,
+            first_poll=False,
             typical_order=feed.typical_order,
-            steps=(*ctx.state.get("processors", processors.DEFAULT), *extra_steps),
+            extra_steps=extra_steps,
         )
         if after is not None:
             await after(conn, parsed, inserted)
     metrics.ENTRIES.labels("new").inc(len(inserted))
     metrics.ENTRIES.labels("updated").inc(len(intents.revised))
     return Stored(parsed, intents, frozenset(inserted))
+
+
+async def ingest_parsed(
+    ctx: ModuleContext,
+    conn: asyncpg.Connection,
+    feed: store.FeedRow,
+    parsed: Feed,
+    *,
+    now: datetime,
+    fetch_id: int,
+    first_poll: bool,
+    typical_order: str | None,
+    extra_steps: Sequence[processors.Processor] = (),
+) -> tuple[diff.Intents, set[str]]:
+    """A parsed document's entries → intake, with the module's settings: polls, pushes and archive pages
+    differ only in what they pass here. Call inside the caller's transaction."""
+    return await intake.ingest(
+        conn,
+        ctx.emit,
+        feed_id=feed.id,
+        feed_title=feed.title,
+        entries=parsed.entries,
+        now=now,
+        first_poll=first_poll,
+        lookback_hours=feed.lookback_hours or int(ctx.settings["lookback_hours"]),
+        grace_minutes=int(ctx.settings["lookback_grace_minutes"]),
+        fetch_id=fetch_id,
+        typical_order=typical_order,
+        steps=(*ctx.state.get("processors", processors.DEFAULT), *extra_steps),
+    )
+
+
+async def parse_body(
+    ctx: ModuleContext, body: bytes, *, url: str, content_type: str | None, now: datetime
+) -> Feed:
+    """Parse in the worker process when there is one: parsing is CPU-bound and would stall the event loop.
+    Polls, WebSub pushes and archive pages all parse here."""
+    job = partial(parse_feed, body, url=url, content_type=content_type, now=now)
+    pool: ProcessPoolExecutor | None = ctx.state.get("parse_pool")
+    if pool is None:
+        return job()
+    try:
+        return await asyncio.get_running_loop().run_in_executor(pool, job)
+    except BrokenProcessPool:
+        # A document killed the worker (memory, a C-level crash): replace it and report this feed only.
+        ctx.state["parse_pool"] = make_parse_pool(int(ctx.settings["parse_workers"]))
+        await close_parse_pool(pool)
+        raise FeedParseError("the parser process died on this document") from None
+
+
+def make_parse_pool(workers: int) -> ProcessPoolExecutor | None:
+    """Worker processes for parsing (0 = parse in the event loop's thread)."""
+    if workers <= 0:
+        return None
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+
+
+async def close_parse_pool(pool: ProcessPoolExecutor) -> None:
+    """Stop the workers and wait for the pool's manager thread (off the event loop). Not waiting races
+    the interpreter's exit hook, which then writes to the pool's closed wake-up pipe (EBADF traceback)."""
+    await asyncio.to_thread(pool.shutdown, wait=True, cancel_futures=True)

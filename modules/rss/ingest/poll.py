@@ -8,17 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import multiprocessing
 import random
 import re
 import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from datetime import UTC, datetime, timedelta
-from functools import partial
 from typing import Any, Literal
 
 import asyncpg
@@ -30,10 +26,10 @@ from host.module import ModuleContext
 from host.net.fetcher import Fetcher, FetchResult
 from host.warnonce import WarnOnce
 from modules.rss import metrics, store
-from modules.rss.ingest import circuit, intake, observe, order, processors, summary
+from modules.rss.ingest import circuit, document, observe, order, summary
 from modules.rss.ingest.schedule import Decision, Outcome, ScheduleParams, decide, push_safety_check
 from modules.rss.model import Feed
-from modules.rss.parse import FeedParseError, parse_feed
+from modules.rss.parse import FeedParseError
 from modules.rss.store import backfill as backfill_store
 from modules.rss.store import websub as websub_store
 from modules.rss.websub import subscribe as websub
@@ -219,7 +215,7 @@ async def _handle_body(
     parse_started = time.monotonic()
     try:
         with tracing.span("rss.parse"):
-            parsed = await parse_body(
+            parsed = await document.parse_body(
                 ctx, res.body, url=res.url, content_type=res.headers.get("content-type"), now=now
             )
     except FeedParseError as exc:
@@ -233,27 +229,21 @@ async def _handle_body(
         return Counter(parse_errors=1), decision, error
     metrics.PARSE_SECONDS.observe(time.monotonic() - parse_started)
     _warn(ctx, feed.id, "parse", _conditions(parsed))
-    first_poll = claim.successful_polls == 0
-    lookback = feed.lookback_hours or int(ctx.settings["lookback_hours"])
     detected = order.typical_order([e.published for e in parsed.entries if not e.future_dated])
     meta = _meta_changes(feed, parsed, res) | ({"stale": False} if feed.stale else {})
     if detected is not None and detected != feed.typical_order:
         meta["typical_order"] = detected
     feed.title = parsed.title or feed.title  # messages carry the feed's current title
     async with tracing.aspan("rss.store"), ctx.pool.acquire() as conn, conn.transaction():
-        intents, inserted = await intake.ingest(
+        intents, inserted = await document.ingest_parsed(
+            ctx,
             conn,
-            ctx.emit,
-            feed_id=feed.id,
-            feed_title=feed.title,
-            entries=parsed.entries,
+            feed,
+            parsed,
             now=now,
-            first_poll=first_poll,
-            lookback_hours=lookback,
-            grace_minutes=int(ctx.settings["lookback_grace_minutes"]),
             fetch_id=raw.raw_id,
+            first_poll=claim.successful_polls == 0,
             typical_order=detected or feed.typical_order,
-            steps=ctx.state.get("processors", processors.DEFAULT),
         )
         outcome = _outcome(parsed, res, len(inserted))
         decision = _decide(ctx, claim, now, outcome, push_active=await _push_active(ctx, conn, feed.id, now))
@@ -331,31 +321,6 @@ async def _finish_unchanged(
     if claim.feed.stale:
         await store.update_feed_meta(conn, claim.feed.id, {"stale": False})
     return decision
-
-
-async def parse_body(
-    ctx: ModuleContext, body: bytes, *, url: str, content_type: str | None, now: datetime
-) -> Feed:
-    """Parse in the worker process when there is one: parsing is CPU-bound and would stall the event loop.
-    Polls, WebSub pushes and archive pages all parse here."""
-    job = partial(parse_feed, body, url=url, content_type=content_type, now=now)
-    pool: ProcessPoolExecutor | None = ctx.state.get("parse_pool")
-    if pool is None:
-        return job()
-    try:
-        return await asyncio.get_running_loop().run_in_executor(pool, job)
-    except BrokenProcessPool:
-        # A document killed the worker (memory, a C-level crash): replace it and report this feed only.
-        ctx.state["parse_pool"] = make_parse_pool(int(ctx.settings["parse_workers"]))
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise FeedParseError("the parser process died on this document") from None
-
-
-def make_parse_pool(workers: int) -> ProcessPoolExecutor | None:
-    """Worker processes for parsing (0 = parse in the event loop's thread)."""
-    if workers <= 0:
-        return None
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
 
 
 async def _record_failure(
