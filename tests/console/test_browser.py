@@ -97,9 +97,12 @@ async def test_add_feed_watch_it_polled_open_entry(page: Any, console: Console) 
     feed_id = await _add_feed(page, url, folder="Podcasts/Sea")
     await _until_polled(page, console, feed_id)
     assert await page.text_content("#feed-state") == "ok"
-    assert "first poll" in (await page.text_content("#decision") or "") or await page.text_content(
-        "#decision"
-    )
+    decision = await page.text_content("#decision") or ""
+    assert decision.startswith("new-entries"), decision  # the scheduler's reason after a first poll
+    history = page.locator("#decisions tbody tr")  # that poll is the schedule history's only row
+    assert await history.count() == 1
+    assert "HTTP 200" in (await history.first.text_content() or "")
+    assert await history.first.locator("td").last.text_content() == decision
     rows = page.locator("#entries tr")
     assert await rows.count() == 3
     assert "episode 1" in (await rows.first.text_content() or "")  # newest first

@@ -252,6 +252,27 @@ async def test_errors_back_off_exponentially_and_flag_stale(
     assert st["consecutive_errors"] == 0 and st["stale"] is False and st["total_errors"] == 3
 
 
+async def test_the_last_20_schedule_decisions_are_kept_per_feed(host: Host, feed_server: FeedServer) -> None:
+    feed_server.route("/sched", Route(body=rss([("a", "A", ago(hours=1), "x")]), etag='"e1"'))
+    feed = await add(host, feed_server.url("/sched"))
+    for _ in range(22):  # one 200, then 21 conditional GETs answered 304
+        await poll(host)
+        await make_due(host)
+    feed_server.route("/sched", Route(status=500))
+    await poll(host)
+    log = await host.require_pool().fetch(
+        "SELECT * FROM mod_rss.schedule_log WHERE feed_id = $1 ORDER BY seq DESC", feed.id
+    )
+    assert [r["seq"] for r in log] == list(range(23, 3, -1))  # a ring: polls 1–3 were overwritten
+    st = await state(host, feed.id)
+    newest, before = log[0], log[1]
+    assert (newest["status"], newest["error"]) == (500, st["last_error"]) and newest["error"]
+    assert newest["reason"] == st["interval_reason"] and newest["next_poll_at"] == st["next_poll_at"]
+    assert newest["polled_at"] == st["last_polled_at"] and newest["interval_s"] == st["interval_s"]
+    assert (before["status"], before["error"]) == (304, None) and before["reason"] != newest["reason"]
+    assert {r["status"] for r in log[1:]} == {304}
+
+
 async def test_a_document_that_is_not_a_feed_keeps_its_raw_response(
     host: Host, feed_server: FeedServer
 ) -> None:

@@ -215,10 +215,11 @@ async def build(ctx: ModuleContext) -> APIRouter:
     ) -> HTMLResponse:
         before = _before(request.query_params.get("before"))
         try:
-            row, entries, fetches, days = await asyncio.gather(
+            row, entries, fetches, decisions, days = await asyncio.gather(
                 _with(views.feed, feed_id),
                 _with(list_entries, feed_id=feed_id, before=before, limit=ENTRIES_PER_PAGE),
                 _with(views.fetches, feed_id),
+                _with(views.schedule_log, feed_id),
                 _with(views.per_day, feed_id),
             )
         except UserError as exc:
@@ -233,6 +234,7 @@ async def build(ctx: ModuleContext) -> APIRouter:
             entries=entries,
             more=_more(feed_id, entries),
             fetches=fetches,
+            decisions=decisions,
             chart=svg.bars(days, label="entries per day, last 30 days"),
             settings=FEED_SETTINGS,
             errors=errors or {},

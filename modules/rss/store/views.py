@@ -1,5 +1,5 @@
 """Read models for the web console: a page of feeds with their health and schedule, one feed's fetch
-history and entries by day, an entry with its content. Reads only; pages are bounded (LIMIT) so a page
+history, schedule decisions and entries by day, an entry with its content. Reads only; pages are bounded (LIMIT) so a page
 costs the same at 2,000 feeds and 100,000 entries as at ten."""
 
 from __future__ import annotations
@@ -71,6 +71,17 @@ async def fetches(conn: asyncpg.Connection, feed_id: int, limit: int = 20) -> li
            WHERE r.feed_id = $1 ORDER BY r.fetched_at DESC LIMIT $2""",
         feed_id,
         limit,
+    )
+    return [dict(r) for r in rows]
+
+
+async def schedule_log(conn: asyncpg.Connection, feed_id: int) -> list[dict[str, Any]]:
+    """The scheduler's last decisions for a feed (rss/0017 keeps 20), newest first, with the wait chosen."""
+    rows = await conn.fetch(
+        """SELECT seq, polled_at, status, error, interval_s, ewma_s, reason, next_poll_at,
+                  extract(epoch FROM next_poll_at - polled_at)::float8 AS wait_s
+           FROM mod_rss.schedule_log WHERE feed_id = $1 ORDER BY seq DESC""",
+        feed_id,
     )
     return [dict(r) for r in rows]
 
