@@ -144,6 +144,41 @@ async def test_search(api: Api, feed: dict[str, Any]) -> None:
     )
 
 
+async def test_search_since_until(api: Api, feed: dict[str, Any]) -> None:
+    async def titles(**params: str) -> list[str]:
+        res = await api.client.get(
+            "/api/v1/search", params={"q": "solar power", "feed": feed["id"], "limit": 100, **params}
+        )
+        assert res.status_code == 200, res.text
+        return sorted(r["title"] for r in res.json()["results"])
+
+    since, until = (START + timedelta(hours=20)).isoformat(), (START + timedelta(hours=22)).isoformat()
+    assert await titles(since=since, until=until) == [f"Story {i} about solar power" for i in (20, 21, 22)]
+    day = START.date()  # a bare date as until: every story of that day, not only those before its midnight
+    on_day = sorted(
+        f"Story {i} about solar power" for i, (_, _, at, _) in enumerate(ITEMS) if at.date() == day
+    )
+    assert await titles(until=day.isoformat()) == on_day
+    swapped = error_of(
+        await api.client.get("/api/v1/search", params={"q": "x", "since": until, "until": since}), 400
+    )
+    assert swapped["error"] == f"until={since!r} is before since={until!r}"
+    assert (
+        swapped["fix"] == "swap them: until must be on or after since; a date as until covers that whole day"
+    )
+    assert (
+        "until"
+        in error_of(await api.client.get("/api/v1/search", params={"q": "x", "until": "soon"}), 400)["error"]
+    )
+    described = {
+        p["name"]: p
+        for p in (await api.client.get("/openapi.json")).json()["paths"]["/api/v1/search"]["get"][
+            "parameters"
+        ]
+    }
+    assert "end of that day" in described["until"]["description"] and not described["until"]["required"]
+
+
 async def test_bad_urls_are_refused_with_one_error(api: Api, feeds: FeedServer) -> None:
     add = "/api/v1/feeds"
     assert error_of(await api.client.post(add, json={"url": "ftp://example.org/x"}, headers=api.auth), 400)[

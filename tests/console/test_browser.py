@@ -227,6 +227,20 @@ async def test_search_with_filters_and_mode(page: Any, console: Console) -> None
     for text in await results.all_text_contents():
         assert "Beacon" in text
     await page.screenshot(path=screenshot_path("search"), full_page=True)
+    since, until = (datetime.now(UTC) - timedelta(days=2)).date(), datetime.now(UTC).date()
+    await page.fill("#s-since", since.isoformat())
+    await page.fill("#s-until", until.isoformat())  # the whole of today: both episodes
+    await page.click("form[role=search] button")
+    await page.wait_for_url(re.compile(r"until="))
+    assert await results.count() == 2
+    assert (await page.input_value("#s-since"), await page.input_value("#s-until")) == (
+        since.isoformat(),
+        until.isoformat(),
+    )
+    await page.fill("#s-until", (since - timedelta(days=1)).isoformat())
+    await page.click("form[role=search] button")
+    await expect(page.locator("p.error", has_text="is before since")).to_have_count(1)
+    await page.fill("#s-until", "")
     await page.fill("#s-feed", "999999")
     await page.click("form[role=search] button")
     assert await page.locator("p.error", has_text="does not exist").count() == 1

@@ -26,6 +26,7 @@ from modules.rss.search.query import (
     fuse,
     parse_request,
     parse_since,
+    parse_until,
     relaxable,
     search,
     vector_weight,
@@ -76,12 +77,27 @@ def test_candidate_depth_and_relaxable_queries() -> None:
 
 
 def test_parse_request_accepts_the_documented_fields() -> None:
-    q = parse_request({"query": " solar ", "feed": 3, "folder": "/Tech/", "since": "2025-01-31", "limit": 5})
-    assert q == SearchQuery("solar", 3, "Tech", datetime(2025, 1, 31, tzinfo=UTC), 5)
+    q = parse_request(
+        {
+            "query": " solar ",
+            "feed": 3,
+            "folder": "/Tech/",
+            "since": "2025-01-31",
+            "until": "2025-02-01",
+            "limit": 5,
+        }
+    )
+    end_of_feb_1 = datetime(2025, 2, 1, 23, 59, 59, 999999, tzinfo=UTC)
+    assert q == SearchQuery("solar", 3, "Tech", datetime(2025, 1, 31, tzinfo=UTC), end_of_feb_1, 5)
     assert parse_request({"query": "x"}) == SearchQuery("x")
     assert parse_since("2025-01-31T08:00:00Z") == datetime(2025, 1, 31, 8, tzinfo=UTC)
     assert parse_since("2025-01-31T10:00:00+02:00") == datetime(2025, 1, 31, 8, tzinfo=UTC)
     assert parse_since("2025-01-31T08:00") == datetime(2025, 1, 31, 8, tzinfo=UTC)
+    # until: a date-time is that instant; a date is the whole day, so since=D, until=D is day D
+    assert parse_until("2025-01-31T10:00:00+02:00") == datetime(2025, 1, 31, 8, tzinfo=UTC)
+    assert parse_until("2025-01-31") == datetime(2025, 2, 1, tzinfo=UTC) - timedelta(microseconds=1)
+    one_day = parse_request({"query": "x", "since": "2025-01-31", "until": "2025-01-31"})
+    assert (one_day.since, one_day.until) == (parse_since("2025-01-31"), parse_until("2025-01-31"))
 
 
 @pytest.mark.parametrize(
@@ -98,7 +114,17 @@ def test_parse_request_accepts_the_documented_fields() -> None:
         ({"query": "x", "folder": ""}, "not a folder"),
         ({"query": "x", "since": "yesterday"}, "since='yesterday' is not a date"),
         ({"query": "x", "since": 5}, "not a date"),
-        ({"query": "x", "sort": "date"}, "unknown field 'sort'"),
+        ({"query": "x", "until": "tomorrow"}, "until='tomorrow' is not a date"),
+        ({"query": "x", "until": 5}, "until=5 is not a date"),
+        ({"query": "x", "until": "0001-01-01T00:00+01:00"}, "is not a date"),  # before year 1 in UTC
+        (
+            {"query": "x", "since": "2025-02-01", "until": "2025-01-31T23:59Z"},
+            r"until='2025-01-31T23:59Z' is before since='2025-02-01' \(swap them: until must be on or after",
+        ),
+        (
+            {"query": "x", "sort": "date"},
+            r"unknown field 'sort' \(fields: query, feed, folder, since, until,",
+        ),
     ],
 )
 def test_parse_request_refuses_bad_requests_with_one_clear_error(request_: Any, message: str) -> None:
@@ -171,7 +197,7 @@ async def test_hybrid_search_fuses_vectors_and_full_text(
     json.dumps(response.to_dict())  # JSON-serialisable as is
 
 
-async def test_filters_by_feed_folder_since_and_limit(
+async def test_filters_by_feed_folder_since_until_and_limit(
     ai_host: Host, indexed: tuple[ModuleContext, dict[str, int]]
 ) -> None:
     ctx, feeds = indexed
@@ -188,6 +214,16 @@ async def test_filters_by_feed_folder_since_and_limit(
     assert await found(folder="Tech/Python") == {"a", "b"}
     assert await found(folder="Te") == set()  # a folder, not a prefix
     assert await found(since=OLD + timedelta(days=1)) == {"a", "b", "c"}
+    # until is inclusive: d (published at OLD) up to OLD itself, not a microsecond before
+    assert await found(until=OLD) == {"d"}
+    assert await found(until=OLD - timedelta(microseconds=1)) == set()
+    assert await found(since=OLD, until=OLD) == {"d"}
+    assert await found(until=OLD + timedelta(days=1)) == {"d"}  # a, b, c came an hour ago
+    # A bare date as until takes the whole day: d is later that day than its midnight
+    assert await found(until=parse_until(OLD.date().isoformat())) == {"d"}
+    assert await found(until=parse_until((OLD - timedelta(days=1)).date().isoformat())) == set()
+    day = OLD.date().isoformat()  # since=D&until=D is day D, through the JSON request too
+    assert await found(since=parse_since(day), until=parse_until(day)) == {"d"}
     assert (
         len((await search(ctx.pool, ctx.ai, SearchQuery("python interpreter energy", limit=2))).results) == 2
     )
@@ -362,6 +398,16 @@ async def test_nats_request_reply(
         assert await ask(b"not json") == {"error": 'the request is not JSON (send {"query": "words"})'}
         assert (await ask(b'{"query": "x", "limit": 0}'))["error"].startswith("limit=0 is out of range")
         assert list(await ask(b'{"limit": 5}')) == ["error"]
+        day = OLD.date().isoformat()  # only d was published that day, late enough to miss a midnight bound
+        one_day = await ask(json.dumps({"query": "solar", "since": day, "until": day}).encode())
+        assert [r["title"] for r in one_day["results"]] == ["Python packaging guide"]
+        reversed_ = await ask(b'{"query": "solar", "since": "2025-02-01", "until": "2025-01-31"}')
+        assert reversed_ == {
+            "error": "until='2025-01-31' is before since='2025-02-01' "
+            "(swap them: until must be on or after since; a date as until covers that whole day)"
+        }
+        before = (OLD - timedelta(days=1)).date().isoformat()
+        assert (await ask(json.dumps({"query": "solar", "until": before}).encode()))["results"] == []
         missing = await ask(b'{"query": "solar", "feed": 9999}')
         assert missing["error"].startswith("feed 9999 does not exist")
         assert (await ask(b'{"query": "solar"}'))["coverage"]["fraction"] == 1.0
@@ -427,6 +473,14 @@ async def test_cli_search_and_reembed(
         "feedeater: error: since='last week' is not a date"
     )
     assert "Traceback" not in bad.stderr
+    swapped = await cli(env, "search", "solar", "--since", "2025-02-01", "--until", "2025-01-31")
+    assert swapped.returncode == 2 and "Traceback" not in swapped.stderr
+    assert swapped.stderr.strip() == (
+        "feedeater: error: until='2025-01-31' is before since='2025-02-01' "
+        "(swap them: until must be on or after since; a date as until covers that whole day)"
+    ), swapped.stderr
+    day = await cli(env, "search", "python", "--until", OLD.date().isoformat(), "--json")
+    assert [r["title"] for r in json.loads(day.stdout)["results"]] == ["Python packaging guide"], day.stderr
 
     reembed = await cli(env, "rss", "reembed", "--json")
     assert reembed.returncode == 0, reembed.stderr

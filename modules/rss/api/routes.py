@@ -207,9 +207,14 @@ async def build(ctx: ModuleContext) -> APIRouter:
         feed: int | None = Query(default=None, ge=1, le=BIGINT),
         folder: str | None = Query(default=None, max_length=500),
         since: str | None = Query(default=None, max_length=40, description="ISO 8601 date or time"),
+        until: str | None = Query(
+            default=None,
+            max_length=40,
+            description="ISO 8601 date or time, inclusive; a date means to the end of that day (UTC)",
+        ),
         limit: int = Query(default=10, ge=1, le=100),
     ) -> SearchResults:
-        fields = {"query": q, "feed": feed, "folder": folder, "since": since, "limit": limit}
+        fields = {"query": q, "feed": feed, "folder": folder, "since": since, "until": until, "limit": limit}
         query = parse_request({k: v for k, v in fields.items() if v is not None})
         response = await search(pool, ctx.ai, query, coverage_cache=coverage_cache)
         return SearchResults.model_validate(response, from_attributes=True)

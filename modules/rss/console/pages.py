@@ -321,7 +321,7 @@ async def build(ctx: ModuleContext) -> APIRouter:
 
         q = request.query_params
         text = (q.get("q") or "").strip()
-        form = {k: q.get(k, "") for k in ("q", "feed", "folder", "since")}
+        form = {k: q.get(k, "") for k in ("q", "feed", "folder", "since", "until")}
         response = error = None
         if text:
             try:
@@ -331,7 +331,7 @@ async def build(ctx: ModuleContext) -> APIRouter:
                     "limit": 20,
                     "feed": int(feed) if feed.isdigit() else feed,
                 }
-                data.update({k: form[k] for k in ("folder", "since") if form[k].strip()})
+                data.update({k: form[k] for k in ("folder", "since", "until") if form[k].strip()})
                 data = {k: v for k, v in data.items() if v != ""}
                 response = await query.search(
                     ctx.pool, ctx.ai, query.parse_request(data), coverage_cache=coverage

@@ -46,10 +46,15 @@ _OPERATORS = re.compile(r'"|(?:^|\s)-\S|(?:^|\s)or(?:\s|$)', re.IGNORECASE)
 # -- request and reply ---------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class SearchQuery:
+    """What to search and the filters. The time bounds apply to the effective time (published, else first
+    seen) and are both inclusive: since <= effective time <= until. A bare date as `until` means the end
+    of that day (parse_until), so `since=2025-01-31, until=2025-01-31` is that whole day."""
+
     text: str
     feed: int | None = None
     folder: str | None = None
-    since: datetime | None = None  # entries whose effective time (published, else first seen) is later
+    since: datetime | None = None  # entries whose effective time is later or equal
+    until: datetime | None = None  # entries whose effective time is earlier or equal
     limit: int = 10
 
 
@@ -99,25 +104,40 @@ class SearchResponse:
 
 def parse_since(raw: str) -> datetime:
     """An ISO date or date-time as aware UTC (a date means its midnight UTC; naive times are UTC)."""
+    return _parse_moment(raw, "since", time(0))
+
+
+def parse_until(raw: str) -> datetime:
+    """The last instant an upper bound admits, as aware UTC; compared with <=.
+
+    A bare date means the whole of that day (UTC): its last microsecond, the resolution of timestamptz,
+    so `since=D&until=D` is day D and `until=2025-01-31` includes an entry at 2025-01-31T23:59Z. A
+    date-time is that instant itself (naive times are UTC)."""
+    return _parse_moment(raw, "until", time.max)
+
+
+def _parse_moment(raw: str, name: str, day_time: time) -> datetime:
+    """`raw` as aware UTC; a bare date takes `day_time` on that day. One UserError naming the field."""
     text = raw.strip()
     try:
         if len(text) == 10:
-            return datetime.combine(date.fromisoformat(text), time(0), UTC)
+            return datetime.combine(date.fromisoformat(text), day_time, UTC)
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
+        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    except (ValueError, OverflowError):  # OverflowError: 0001-01-01T00:00+01:00 is before year 1 in UTC
         raise UserError(
-            f"since={raw!r} is not a date", "use ISO 8601, e.g. 2025-01-31 or 2025-01-31T08:00Z"
+            f"{name}={raw!r} is not a date", "use ISO 8601, e.g. 2025-01-31 or 2025-01-31T08:00Z"
         ) from None
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
 
 
 def parse_request(data: Any) -> SearchQuery:
-    """Validate a JSON request `{"query", "feed"?, "folder"?, "since"?, "limit"?}`; one clear UserError."""
+    """Validate a JSON request `{"query", "feed"?, "folder"?, "since"?, "until"?, "limit"?}`; one clear
+    UserError."""
     if not isinstance(data, Mapping):
         raise UserError("the request must be a JSON object", 'send {"query": "words", "limit": 10}')
-    unknown = sorted(set(data) - {"query", "feed", "folder", "since", "limit"})
+    unknown = sorted(set(data) - {"query", "feed", "folder", "since", "until", "limit"})
     if unknown:
-        raise UserError(f"unknown field {unknown[0]!r}", "fields: query, feed, folder, since, limit")
+        raise UserError(f"unknown field {unknown[0]!r}", "fields: query, feed, folder, since, until, limit")
     text = data.get("query")
     if not isinstance(text, str) or not text.strip():
         raise UserError("query is missing or empty", "give the words to search for")
@@ -130,16 +150,25 @@ def parse_request(data: Any) -> SearchQuery:
         )
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise UserError(f"limit={limit!r} is out of range", f"give an integer from 1 to {MAX_LIMIT}")
-    folder, since = data.get("folder"), data.get("since")
+    folder = data.get("folder")
     if folder is not None and (not isinstance(folder, str) or not folder.strip()):
         raise UserError(f"folder={folder!r} is not a folder name", 'give a folder path such as "Tech/Python"')
-    if since is not None and not isinstance(since, str):
-        raise UserError(f"since={since!r} is not a date", "use ISO 8601, e.g. 2025-01-31")
+    for name in ("since", "until"):
+        if (value := data.get(name)) is not None and not isinstance(value, str):
+            raise UserError(f"{name}={value!r} is not a date", "use ISO 8601, e.g. 2025-01-31")
+    since = parse_since(data["since"]) if data.get("since") else None
+    until = parse_until(data["until"]) if data.get("until") else None
+    if since is not None and until is not None and until < since:
+        raise UserError(
+            f"until={data['until']!r} is before since={data['since']!r}",
+            "swap them: until must be on or after since; a date as until covers that whole day",
+        )
     return SearchQuery(
         text=text.strip(),
         feed=feed,
         folder=folder.strip().strip("/") if folder else None,
-        since=parse_since(since) if since else None,
+        since=since,
+        until=until,
         limit=limit,
     )
 
@@ -232,6 +261,9 @@ def _filters(query: SearchQuery, args: list[Any]) -> str:
     if query.since is not None:
         args.append(query.since)
         conds.append(f"e.effective_at >= ${len(args)}")
+    if query.until is not None:
+        args.append(query.until)
+        conds.append(f"e.effective_at <= ${len(args)}")
     return "".join(f" AND {c}" for c in conds)
 
 
@@ -318,7 +350,7 @@ class CoverageCache:
         return hit[1] if hit is not None and monotonic() - hit[0] < self.ttl_s else None
 
     def put(self, key: tuple[Any, ...], coverage: Coverage) -> None:
-        if len(self._seen) >= self.max_keys:  # `since` varies freely: stay bounded
+        if len(self._seen) >= self.max_keys:  # `since` and `until` vary freely: stay bounded
             self._seen.clear()
         self._seen[key] = (monotonic(), coverage)
 
@@ -326,7 +358,7 @@ class CoverageCache:
 async def _coverage(
     conn: asyncpg.Connection, query: SearchQuery, model: str, cache: CoverageCache | None
 ) -> Coverage:
-    key = (model, query.feed, query.folder, query.since)
+    key = (model, query.feed, query.folder, query.since, query.until)
     if cache is not None and (known := cache.get(key)) is not None:
         return known
     args: list[Any] = [model]

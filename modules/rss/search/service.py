@@ -1,6 +1,6 @@
 """Search over NATS request/reply on `feedeater.rss.search`, for modules in other processes.
 
-Protocol (docs/search.md): a JSON request `{"query", "feed"?, "folder"?, "since"?, "limit"?}` gets a JSON
+Protocol (docs/search.md): a JSON request `{"query", "feed"?, "folder"?, "since"?, "until"?, "limit"?}` gets a JSON
 reply `{"results": [...], "mode", "degraded_reason"?, "model"?, "coverage"}`, or `{"error": "..."}` for a bad request
 or a failed search. Declared as the module's `search` service (needs the bus). Every host running the rss module answers, in one queue group, so each request is
 answered once and load spreads over the hosts.
