@@ -8,9 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from host.errors import UserError
-from modules.digest.assemble import render
 from modules.digest.dedup.urls import domain
-from modules.digest.deliver import job
 from modules.digest.score.importance import parse_tier
 from modules.digest.settings import FORMATS, digest_type, window
 from modules.digest.store import digests, likes, sources
@@ -82,6 +80,9 @@ async def cmd(host: Host, args: argparse.Namespace) -> int:
     await host.open(with_bus=False)
     ctx = await host.context("digest")
     if args.digest_action == "build":
+        from modules.digest.assemble import render  # scikit-learn: 2 s of imports no other command needs
+        from modules.digest.deliver import job
+
         built = await job.build(ctx, kind, window=span, topics_k=k)
         print(render.render(built.digest, args.format), end="")
         return 0

@@ -134,6 +134,17 @@ def _get_when_up(url: str, timeout: float = 30) -> str:
             time.sleep(0.2)
 
 
+def test_building_the_command_line_imports_no_heavy_library() -> None:
+    """Every `feedeater` command builds the whole parser (each module's CLI): scikit-learn, scipy,
+    discord.py or FastAPI imported there cost every command seconds (`--help` took 2.3 s, now 0.3 s)."""
+    probe = (
+        "import sys; from host import cli, module; cli.build_parser(module.discover()); "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'sklearn', 'scipy', 'discord', 'fastapi'}))"
+    )
+    res = subprocess.run([*FEEDEATER[:1], "-c", probe], capture_output=True, text=True, check=True)
+    assert res.stdout.strip() == "[]", res.stdout
+
+
 def test_every_environment_variable_the_code_reads_is_documented() -> None:
     """FEEDEATER_DB_POOL was read but documented nowhere: each fixed name must be in README and .env.example."""
     import re
