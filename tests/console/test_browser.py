@@ -377,7 +377,10 @@ async def test_keyboard_only_main_flows(page: Any, console: Console) -> None:
     await _tab_to(page, "nav a[href='/rss/search']")
     await page.keyboard.press("Enter")
     await page.wait_for_url("**/rss/search")
-    await page.keyboard.type("lighthouses")  # the query field has the focus on arrival
+    # The query field takes the focus on arrival (autofocus, applied after the load event: wait for it,
+    # or the first keystrokes go to the page).
+    await page.wait_for_function("document.activeElement && document.activeElement.id === 'q'")
+    await page.keyboard.type("lighthouses")
     await page.keyboard.press("Enter")
     await page.wait_for_selector("ol.results li a")
     _clean(page)

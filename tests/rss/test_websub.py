@@ -84,8 +84,17 @@ class Push:
         return row.id
 
     async def until_state(self, feed_id: int | None, state: str | None) -> dict[str, Any] | None:
+        """Wait for the subscription's state; "active" also waits for the hub to record the subscriber,
+        which it does only once our answer to its verification reached it (after we stored "active")."""
+
         async def probe() -> Any:
             row = await self.sub(feed_id)
+            if (
+                state == "active"
+                and row is not None
+                and (row["callback"], row["topic"]) not in self.hub.subscribers
+            ):
+                return False
             return (row or {"state": None})["state"] == state and (row or True)
 
         return await until(probe, timeout=30, what=f"subscription {state}")  # type: ignore[no-any-return]
