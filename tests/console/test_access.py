@@ -1,5 +1,6 @@
 """Access without a browser, through the ASGI app: a console bound beyond loopback with no password is
-read-only (pages yes, forms no); with a password every page asks for a login first."""
+read-only (pages yes, forms no); with a password every page asks for a login first. And the entry page's
+earlier revisions, rendered from what the revision trigger kept."""
 
 from __future__ import annotations
 
@@ -14,10 +15,14 @@ from host.console import auth
 from host.runtime import Host
 
 
-async def _client(host: Host, bind: str) -> httpx.AsyncClient:
+async def _client(host: Host, bind: str, *, rss_pages: bool = False) -> httpx.AsyncClient:
     host.config = dataclasses.replace(host.config, http_host=bind)
     app = FastAPI()
-    await console_app.mount(app, host, [])
+    pages = []
+    if rss_pages:
+        ctx = await host.context("rss")
+        pages = [(ctx, r) for r in host.specs["rss"].manifest.routes if r.pages]
+    await console_app.mount(app, host, pages)
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://console.test")
 
 
@@ -45,3 +50,44 @@ async def test_password_sends_every_page_to_login(host: Host) -> None:
         assert login.status_code == 200 and "content-security-policy" in login.headers
         assert "script-src 'self'" in login.headers["content-security-policy"]
         assert "unsafe-inline" not in login.headers["content-security-policy"]
+
+
+async def test_entry_page_shows_earlier_revisions_and_what_changed(host: Host) -> None:
+    pool = host.require_pool()
+    feed = await pool.fetchval(
+        "INSERT INTO mod_rss.feeds (url, title) VALUES ('https://f.example/r', 'R') RETURNING id"
+    )
+    entry = await pool.fetchval(
+        """INSERT INTO mod_rss.entries (feed_id, guid, guid_source, message_id, title, content_text, word_count,
+                                        content_hash, first_seen, last_seen, effective_at)
+           VALUES ($1, 'g', 'guid', gen_random_uuid(), 'Storm nears', 'a storm nears the coast', 5, 'h1',
+                   now(), now(), now()) RETURNING id""",
+        feed,
+    )
+    for title, text, digest in (
+        ("Storm hits coast", "the storm hit the coast at dawn", "h2"),
+        ("Storm hits coast", "the storm hit the north coast at dawn today", "h3"),
+    ):
+        await pool.execute(  # as intake revises an entry
+            """UPDATE mod_rss.entries SET title = $2, content_text = $3, content_hash = $4,
+                      revision = revision + 1 WHERE id = $1""",
+            entry,
+            title,
+            text,
+            digest,
+        )
+    await pool.execute(
+        "UPDATE mod_rss.entries SET seen_count = seen_count + 1 WHERE id = $1", entry
+    )  # no bump
+    async with await _client(host, "127.0.0.1", rss_pages=True) as client:
+        page = await client.get(f"/rss/entries/{entry}")
+    assert page.status_code == 200, page.text
+    assert "revised 2 times" in page.text
+    rows = re.findall(
+        r'<td class="num">(\d+)</td><td>[^<]*</td>\s*<td>(.*?)</td>\s*<td>(.*?)</td>', page.text
+    )
+    assert rows == [
+        ("2", "Storm hits coast", "−0 words +2 words"),
+        ("1", "<del>Storm nears</del>", "title, −2 words +4 words"),
+    ]
+    assert "a storm nears the coast" in page.text  # the old text, behind a disclosure

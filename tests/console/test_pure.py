@@ -1,5 +1,5 @@
 """The console's decisions without a browser: access, CSRF tokens, settings forms, subject filters,
-the folder tree, snippet highlighting and the charts."""
+the folder tree, snippet highlighting, revision changes and the charts."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from host.console import auth, forms, live, svg
 from host.console.overview import per_minute
 from host.module import Manifest, Setting
-from modules.rss.console.pages import highlight, schedule_text, tree
+from modules.rss.console.pages import highlight, revision_changes, schedule_text, tree
 
 MANIFEST = Manifest(
     name="demo",
@@ -115,3 +115,18 @@ def test_per_minute_and_charts() -> None:
     assert spark.count(",") == 3 and "&lt;x&gt;" in spark and "<script" not in spark
     bars = str(svg.bars([("a", 1), ("b", 0), ("<c>", 2)]))
     assert bars.count("<rect") == 3 and "&lt;c&gt;" in bars
+
+
+def test_revision_changes_compare_each_version_with_the_one_that_replaced_it() -> None:
+    current = {"title": "Storm hits coast", "content_text": "the storm hit the north coast at dawn today"}
+    earlier = [
+        {"revision": 2, "title": "Storm hits coast", "content_text": "the storm hit the coast at dawn"},
+        {"revision": 1, "title": "Storm nears", "content_text": "a storm nears the coast"},
+    ]
+    got = revision_changes(current, earlier)
+    assert [(r["revision"], r["title_changed"], r["removed"], r["added"]) for r in got] == [
+        (2, False, 0, 2),  # 2 → current: "north" and "today" added
+        (1, True, 2, 4),  # 1 → 2: "a" → "the", "nears" → "hit", "at dawn" added
+    ]
+    assert got[0]["content_text"] == earlier[0]["content_text"]  # the old text is kept for the page
+    assert revision_changes(current, []) == []

@@ -128,6 +128,12 @@ async def test_new_entry_is_realtime_and_a_revision_is_message_updated(
         and row["seen_count"] == 2
         and "edited" in row["content_text"]
     )
+    # The replaced version is kept for the console's entry page.
+    kept = await host.require_pool().fetch(
+        """SELECT v.revision, v.title, v.content_text FROM mod_rss.entry_revisions v
+           JOIN mod_rss.entries e ON e.id = v.entry_id WHERE e.guid = 'a'"""
+    )
+    assert [(r["revision"], r["title"], r["content_text"]) for r in kept] == [(1, "A", "original text")]
     # Polling the same document again changes nothing and publishes nothing.
     await make_due(host)
     assert (await poll(host)).get("new", 0) == 0

@@ -1,6 +1,6 @@
 """Console pages of the rss module: feeds (folder tree, health, schedule; add, import/export, settings,
-remove), feed detail (entries with infinite scroll, fetch history, entries per day), entry view
-(sanitized content in a sandboxed frame), and the hybrid search.
+remove), feed detail (entries with infinite scroll, schedule decisions, fetch history, entries per day),
+entry view (sanitized content in a sandboxed frame, earlier revisions), and the hybrid search.
 
 Validation reuses the command line's rules (`cli.parse_assignment`, `subscribe.validate`), so the
 console accepts exactly what `feedeater rss ...` accepts and says the same thing when it refuses.
@@ -9,6 +9,7 @@ console accepts exactly what `feedeater rss ...` accepts and says the same thing
 from __future__ import annotations
 
 import asyncio
+import difflib
 import html
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -72,6 +73,24 @@ def health(row: dict[str, Any]) -> tuple[str, str]:
 
     label = feed_state(row)
     return label, "ok" if label == "ok" else "bad" if label == "dead" or label.startswith("failing") else ""
+
+
+def revision_changes(current: dict[str, Any], earlier: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each earlier version (newest first) with what the version after it changed: the title, and words
+    removed/added by a word diff of the plain text (pure; the first 5,000 words, to bound the diff)."""
+    out = []
+    newer = current
+    for old in earlier:
+        before, after = old["content_text"].split()[:5000], newer["content_text"].split()[:5000]
+        removed = added = 0
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after).get_opcodes():
+            if tag != "equal":
+                removed, added = removed + i2 - i1, added + j2 - j1
+        out.append(
+            old | {"title_changed": old["title"] != newer["title"], "removed": removed, "added": added}
+        )
+        newer = old
+    return out
 
 
 def _annotate(row: dict[str, Any]) -> None:
@@ -306,6 +325,7 @@ async def build(ctx: ModuleContext) -> APIRouter:
                 row = await views.entry(conn, entry_id)
             except UserError as exc:
                 return page(request, "error.html", 404, title="No such entry", message=str(exc))
+            earlier = await views.entry_revisions(conn, entry_id) if row["revision"] > 1 else []
         content = row["content_html"] or row["summary_html"] or ""
         return page(
             request,
@@ -313,6 +333,7 @@ async def build(ctx: ModuleContext) -> APIRouter:
             title=row["title"] or "(untitled)",
             e=row,
             srcdoc=frame_document(content, row["link"]) if content else None,
+            revisions=revision_changes(row, earlier),
         )
 
     @router.get("/search")

@@ -112,3 +112,13 @@ async def entry(conn: asyncpg.Connection, entry_id: int) -> dict[str, Any]:
     if row is None:
         raise UserError(f"no entry {entry_id}", "it may have expired (retention) or its feed was removed")
     return dict(row)
+
+
+async def entry_revisions(conn: asyncpg.Connection, entry_id: int) -> list[dict[str, Any]]:
+    """The entry's earlier versions (rss/0018 keeps the last 10), newest first."""
+    rows = await conn.fetch(
+        """SELECT revision, replaced_at, title, link, content_text, word_count, content_hash
+           FROM mod_rss.entry_revisions WHERE entry_id = $1 ORDER BY revision DESC""",
+        entry_id,
+    )
+    return [dict(r) for r in rows]
