@@ -24,3 +24,26 @@ def shared_fixtures() -> Path:
 @pytest.fixture(scope="session")
 def local_fixtures() -> Path:
     return LOCAL_FIXTURES
+
+
+# Test files whose tests run real processes for a minute or more (several hosts, SIGKILLs, restarts). Run
+# first: the xdist scheduler hands tests out in collection order, and these collected last left one worker
+# finishing a 100 s test alone at the end of the run.
+LONG_FIRST = (
+    "tests/faults/test_scale_out.py",
+    "tests/faults/test_tap_crash.py",
+    "tests/discord/test_posting.py",
+    "tests/security/test_xml_attacks.py",
+    "tests/faults/test_crash.py",
+    "tests/host/test_example_module.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Move the long-running files to the front, each file's tests kept together and in order."""
+    rank = {path: i for i, path in enumerate(LONG_FIRST)}
+
+    def key(item: pytest.Item) -> int:
+        return rank.get(Path(item.path).relative_to(ROOT).as_posix(), len(LONG_FIRST))
+
+    items.sort(key=key)  # stable: everything else keeps its order
