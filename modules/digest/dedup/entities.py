@@ -16,7 +16,10 @@ from collections import Counter
 
 from modules.digest.text import STOP_WORDS
 
-_WORD = r"(?:[A-ZÀ-ÖØ-Þ][\w'’-]*|[a-z]+[A-Z][\w'’-]*)"  # Capitalized, ACRONYM or camelCase (iPhone)
+# Capitalized, ACRONYM or camelCase (iPhone). A camelCase match never starts after a lowercase letter (the
+# scan would have matched from that letter), so the lookbehind changes no match; it only stops the scan
+# from re-reading every lowercase word once per letter.
+_WORD = r"(?:[A-ZÀ-ÖØ-Þ][\w'’-]*|(?<![a-z])[a-z]+[A-Z][\w'’-]*)"
 _RUN = re.compile(rf"{_WORD}(?:[ \t]+(?:(?:of|de|del|van|von|der|la|le|da|al|&)[ \t]+)?{_WORD})*")
 _LOWER = re.compile(r"(?<![\w'’-])[a-zà-öø-ÿ][\w'’-]*")
 _SENTENCE_END = '.!?:;"“”('
@@ -44,8 +47,10 @@ def _word_ok(tok: str) -> bool:
 
 
 def _sentence_start(text: str, at: int) -> bool:
-    before = text[:at].rstrip()
-    return not before or before[-1] in _SENTENCE_END
+    i = at - 1
+    while i >= 0 and text[i].isspace():
+        i -= 1
+    return i < 0 or text[i] in _SENTENCE_END
 
 
 def _clean(words: list[str], starts: bool) -> tuple[list[str], bool]:
