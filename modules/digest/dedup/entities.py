@@ -21,7 +21,10 @@ from modules.digest.text import STOP_WORDS
 # from re-reading every lowercase word once per letter.
 _WORD = r"(?:[A-ZÀ-ÖØ-Þ][\w'’-]*|(?<![a-z])[a-z]+[A-Z][\w'’-]*)"
 _RUN = re.compile(rf"{_WORD}(?:[ \t]+(?:(?:of|de|del|van|von|der|la|le|da|al|&)[ \t]+)?{_WORD})*")
-_LOWER = re.compile(r"(?<![\w'’-])[a-zà-öø-ÿ][\w'’-]*")
+# A lowercase word: its first letter, then "the character before it is no word character" (a lookbehind
+# after a character class, so the scan can skip to candidate letters).
+_LOWER = re.compile(r"[a-zà-öø-ÿ](?<![\w'’-].)[\w'’-]*")
+_POSSESSIVE = re.compile(r"'s$")
 _SENTENCE_END = '.!?:;"“”('
 _COMMON = STOP_WORDS | {
     "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
@@ -93,7 +96,7 @@ def extract(text: str, limit: int = 40) -> list[str]:
                 continue
             if starts and not word.isupper() and word not in capitalized_inside:
                 continue
-        name = re.sub(r"'s$", "", " ".join(ws).rstrip(".").replace("’", "'")).lower()
+        name = _POSSESSIVE.sub("", " ".join(ws).rstrip(".").replace("’", "'")).lower()
         if name and name not in found:
             found.append(name)
             if len(found) >= limit:

@@ -8,7 +8,6 @@ signatures must stay comparable, and datasketch's update_batch hashes through a 
 from __future__ import annotations
 
 import hashlib
-import struct
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
@@ -31,7 +30,7 @@ _EMPTY = tuple(int(v) for v in _TEMPLATE.hashvalues)  # the signature of no shin
 
 def _h64(data: bytes) -> int:
     """Signed 64-bit hash (PostgreSQL bigint)."""
-    return struct.unpack("<q", hashlib.blake2b(data, digest_size=8).digest())[0]
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little", signed=True)
 
 
 def _words(text: str | Sequence[str]) -> Sequence[str]:
@@ -69,8 +68,9 @@ def minhash(text: str | Sequence[str]) -> tuple[int, ...]:
 
 def bands(signature: Sequence[int]) -> list[int]:
     """One key per band of `ROWS` values; two texts share a key when that whole band agrees."""
-    arr = np.asarray(signature, dtype=np.uint64)
-    return [_h64(bytes([b]) + arr[b * ROWS : (b + 1) * ROWS].tobytes()) for b in range(BANDS)]
+    raw = np.asarray(signature, dtype=np.uint64).tobytes()
+    size = ROWS * 8
+    return [_h64(bytes([b]) + raw[b * size : (b + 1) * size]) for b in range(BANDS)]
 
 
 def estimated_jaccard(a: Sequence[int], b: Sequence[int]) -> float:
