@@ -35,7 +35,7 @@ from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import asyncpg
 
@@ -196,6 +196,38 @@ async def dedup(db: asyncpg.Pool, home: Path, rng: random.Random, pool: list[str
     }  # fmt: skip
 
 
+class Explained:
+    """Stands in for the connection `ingest` writes through: every statement it sends is run as
+    EXPLAIN (ANALYZE, BUFFERS) and the plan printed (a write is then not repeated: its result is 0)."""
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self.conn = conn
+
+    async def _plan(self, sql: str, args: tuple[Any, ...]) -> None:
+        print("\n".join(r[0] for r in await self.conn.fetch("EXPLAIN (ANALYZE, BUFFERS) " + sql, *args)))
+
+    async def fetch(self, sql: str, *args: Any) -> list[asyncpg.Record]:
+        await self._plan(sql, args)
+        return await self.conn.fetch(sql, *args)
+
+    async def fetchval(self, sql: str, *args: Any) -> int:
+        await self._plan(sql, args)
+        return 0
+
+    execute = fetchval
+
+
+async def explain(db: asyncpg.Pool, arrivals: list[Article]) -> None:
+    """The plans of the candidate lookup and the insert of a new article and of a copy (rolled back)."""
+    async with db.acquire() as conn:
+        for a in arrivals:
+            tx = conn.transaction()
+            await tx.start()
+            print(f"--- ingest {a.title!r}", flush=True)
+            await ingest(cast(asyncpg.Connection, Explained(conn)), a)
+            await tx.rollback()
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     pool = sentence_pool()
     host = await digest_data.bench_host("digest-cost-")
@@ -208,11 +240,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         stored = await load(db, dataset(args, pool))
         result["load_s"] = round(time.perf_counter() - t, 1)
         if args.explain:
-            a = synthetic(random.Random(5), pool, 10**8, NOW - timedelta(hours=3))
-            sql, params = store.candidate_query(a.message_id, features(a), layers.DEFAULT)
-            async with db.acquire() as conn:
-                plan = await conn.fetch("EXPLAIN (ANALYZE, BUFFERS) " + sql, *params)
-            print("\n".join(r[0] for r in plan))
+            await explain(db, [synthetic(random.Random(5), pool, 10**8, NOW - timedelta(hours=3)),
+                               incoming(random.Random(6), pool, stored, 1)])  # fmt: skip
         rng = random.Random(12)
         result["dedup"] = await dedup(db, home, rng, pool, stored, args.incoming)
         print(result["dedup"], flush=True)
@@ -276,7 +305,7 @@ def main() -> None:
     parser.add_argument("--articles", type=int, default=100_000)
     parser.add_argument("--window", type=int, default=10_000)
     parser.add_argument("--incoming", type=int, default=1000)
-    parser.add_argument("--explain", action="store_true", help="print the candidate query's plan")
+    parser.add_argument("--explain", action="store_true", help="print the plans of the lookup and the insert")
     result = asyncio.run(run(parser.parse_args()))
     digest_data.report("digest_cost", result)
 
