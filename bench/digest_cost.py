@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any, cast
 
 import asyncpg
-import psutil
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
@@ -46,6 +45,7 @@ if str(REPO) not in sys.path:
 
 from bench import digest_data  # noqa: E402
 from bench.digest_data import _article, _edit, real_entries  # noqa: E402
+from bench.measure import cpu_tree_s  # noqa: E402
 from modules.digest.assemble import build as assemble  # noqa: E402
 from modules.digest.assemble import render  # noqa: E402
 from modules.digest.dedup import layers  # noqa: E402
@@ -156,13 +156,6 @@ async def load(db: asyncpg.Pool, chunks: Iterator[Chunk]) -> list[Article]:
     return stored
 
 
-def backend_cpu_s(proc: psutil.Process) -> float:
-    """CPU seconds of one PostgreSQL backend (the postmaster tree also counts autovacuum and the WAL
-    writer, which run when they like)."""
-    t = proc.cpu_times()
-    return float(t.user + t.system)
-
-
 def pct(values: list[float], q: float) -> float:
     return round(statistics.quantiles(values, n=100)[int(q) - 1], 2)
 
@@ -185,8 +178,8 @@ async def dedup(db: asyncpg.Pool, home: Path, rng: random.Random, pool: list[str
     arrivals = [incoming(rng, pool, stored, k) for k in range(n)]
     costs, dispositions = [], Counter[str]()
     async with db.acquire() as conn:
-        backend = psutil.Process(conn.get_server_pid())  # this connection's server process alone
-        before, backend_before = digest_data.machine(home), backend_cpu_s(backend)
+        backend = conn.get_server_pid()  # this connection's server process alone (no autovacuum, WAL writer)
+        before, backend_before = digest_data.machine(home), cpu_tree_s(backend)
         t0 = time.process_time()
         for a in arrivals:
             t = time.perf_counter()
@@ -195,7 +188,7 @@ async def dedup(db: asyncpg.Pool, home: Path, rng: random.Random, pool: list[str
             costs.append((time.perf_counter() - t) * 1000)
             dispositions[d.disposition] += 1
         cpu = time.process_time() - t0
-        after, backend_after = digest_data.machine(home), backend_cpu_s(backend)
+        after, backend_after = digest_data.machine(home), cpu_tree_s(backend)
     return {
         "wall_ms": {"p50": pct(costs, 50), "p95": pct(costs, 95), "p99": pct(costs, 99),
                     "mean": round(statistics.fmean(costs), 2)},
