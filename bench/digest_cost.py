@@ -35,7 +35,7 @@ from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import asyncpg
 
@@ -45,6 +45,7 @@ if str(REPO) not in sys.path:
 
 from bench import digest_data  # noqa: E402
 from bench.digest_data import _article, _edit, real_entries  # noqa: E402
+from bench.measure import cpu_tree_s  # noqa: E402
 from modules.digest.assemble import build as assemble  # noqa: E402
 from modules.digest.assemble import render  # noqa: E402
 from modules.digest.dedup import layers  # noqa: E402
@@ -172,28 +173,63 @@ def incoming(rng: random.Random, pool: list[str], stored: list[Article], k: int)
 async def dedup(db: asyncpg.Pool, home: Path, rng: random.Random, pool: list[str], stored: list[Article],
                 n: int) -> dict[str, Any]:  # fmt: skip
     """`n` incoming articles through the real intake, one transaction each: wall time per article,
-    CPU per article (this process; PostgreSQL), the load meanwhile."""
+    CPU per article (this process; PostgreSQL: all its processes, and this connection's backend alone), the
+    load meanwhile."""
     arrivals = [incoming(rng, pool, stored, k) for k in range(n)]
     costs, dispositions = [], Counter[str]()
-    before = digest_data.machine(home)
-    t0 = time.process_time()
     async with db.acquire() as conn:
+        backend = conn.get_server_pid()  # this connection's server process alone (no autovacuum, WAL writer)
+        before, backend_before = digest_data.machine(home), cpu_tree_s(backend)
+        t0 = time.process_time()
         for a in arrivals:
             t = time.perf_counter()
             async with conn.transaction():
                 d = await ingest(conn, a)
             costs.append((time.perf_counter() - t) * 1000)
             dispositions[d.disposition] += 1
-    cpu = time.process_time() - t0
-    after = digest_data.machine(home)
+        cpu = time.process_time() - t0
+        after, backend_after = digest_data.machine(home), cpu_tree_s(backend)
     return {
         "wall_ms": {"p50": pct(costs, 50), "p95": pct(costs, 95), "p99": pct(costs, 99),
                     "mean": round(statistics.fmean(costs), 2)},
         "cpu_ms_per_article": {"python": round(1000 * cpu / n, 2),
-                               "postgres": round(1000 * (after["postgres_cpu_s"] - before["postgres_cpu_s"]) / n, 2)},
+                               "postgres": round(1000 * (after["postgres_cpu_s"] - before["postgres_cpu_s"]) / n, 2),
+                               "postgres_backend": round(1000 * (backend_after - backend_before) / n, 2)},
         "load_avg_before_after": [before["load_avg_1m"], after["load_avg_1m"]],
         "dispositions": dict(dispositions),
     }  # fmt: skip
+
+
+class Explained:
+    """Stands in for the connection `ingest` writes through: every statement it sends is run as
+    EXPLAIN (ANALYZE, BUFFERS) and the plan printed (a write is then not repeated: its result is 0)."""
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self.conn = conn
+
+    async def _plan(self, sql: str, args: tuple[Any, ...]) -> None:
+        print("\n".join(r[0] for r in await self.conn.fetch("EXPLAIN (ANALYZE, BUFFERS) " + sql, *args)))
+
+    async def fetch(self, sql: str, *args: Any) -> list[asyncpg.Record]:
+        await self._plan(sql, args)
+        return await self.conn.fetch(sql, *args)
+
+    async def fetchval(self, sql: str, *args: Any) -> int:
+        await self._plan(sql, args)
+        return 0
+
+    execute = fetchval
+
+
+async def explain(db: asyncpg.Pool, arrivals: list[Article]) -> None:
+    """The plans of the candidate lookup and the insert of a new article and of a copy (rolled back)."""
+    async with db.acquire() as conn:
+        for a in arrivals:
+            tx = conn.transaction()
+            await tx.start()
+            print(f"--- ingest {a.title!r}", flush=True)
+            await ingest(cast(asyncpg.Connection, Explained(conn)), a)
+            await tx.rollback()
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -208,11 +244,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         stored = await load(db, dataset(args, pool))
         result["load_s"] = round(time.perf_counter() - t, 1)
         if args.explain:
-            a = synthetic(random.Random(5), pool, 10**8, NOW - timedelta(hours=3))
-            sql, params = store.candidate_query(a.message_id, features(a), layers.DEFAULT)
-            async with db.acquire() as conn:
-                plan = await conn.fetch("EXPLAIN (ANALYZE, BUFFERS) " + sql, *params)
-            print("\n".join(r[0] for r in plan))
+            await explain(db, [synthetic(random.Random(5), pool, 10**8, NOW - timedelta(hours=3)),
+                               incoming(random.Random(6), pool, stored, 1)])  # fmt: skip
         rng = random.Random(12)
         result["dedup"] = await dedup(db, home, rng, pool, stored, args.incoming)
         print(result["dedup"], flush=True)
@@ -276,7 +309,7 @@ def main() -> None:
     parser.add_argument("--articles", type=int, default=100_000)
     parser.add_argument("--window", type=int, default=10_000)
     parser.add_argument("--incoming", type=int, default=1000)
-    parser.add_argument("--explain", action="store_true", help="print the candidate query's plan")
+    parser.add_argument("--explain", action="store_true", help="print the plans of the lookup and the insert")
     result = asyncio.run(run(parser.parse_args()))
     digest_data.report("digest_cost", result)
 

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections import Counter
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from datasketch import MinHash
 
 from modules.digest.dedup import entities, fingerprint, titles, urls
 from modules.digest.dedup.layers import Candidate, Features, decide
+from modules.digest.text import content_words
 
 T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 BODY = (
@@ -70,6 +74,23 @@ def test_minhash_and_simhash_see_light_edits_as_close_and_other_text_as_far() ->
     assert fingerprint.hamming(fingerprint.simhash(BODY), fingerprint.simhash(BODY)) == 0
     assert fingerprint.hamming(fingerprint.simhash(BODY), fingerprint.simhash(other)) > 10
     assert len(fingerprint.bands(fingerprint.minhash(BODY))) == 16
+
+
+@pytest.mark.parametrize("text", [BODY, "", "single", "Zürich’s café reopens; Ελλάδα 2026 — 東京", BODY * 3])
+def test_minhash_and_simhash_equal_the_reference_computations(text: str) -> None:
+    """The vectorized signatures must equal datasketch's MinHash and the per-bit SimHash sum, bit for
+    bit: stored signatures are compared with new ones."""
+    m = MinHash(num_perm=fingerprint.NUM_PERM, seed=17)
+    m.update_batch(list(fingerprint.shingles(text)))
+    assert fingerprint.minhash(text) == tuple(int(v) for v in m.hashvalues)
+    counts = Counter(content_words(text))
+    weights = [0] * 64
+    for word, n in counts.items():
+        bits = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "big")
+        for i in range(64):
+            weights[i] += n if bits >> (63 - i) & 1 else -n
+    value = sum(1 << (63 - i) for i in range(64) if weights[i] > 0)
+    assert fingerprint.simhash(text) == (value - (1 << 64) if value >= 1 << 63 else value)
 
 
 def test_entities_are_capitalized_sequences_and_acronyms_not_sentence_starts() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from dataclasses import replace
 from typing import Any
@@ -89,3 +90,38 @@ async def test_layer1_exact_duplicate_and_revision_in_place(host: Host) -> None:
     assert len(rows) == 1
     assert (rows[0]["disposition"], rows[0]["revision"], rows[0]["content_hash"]) == ("revision", 2, "def")
     assert rows[0]["body"].endswith("works start in May.")
+
+
+async def test_a_copy_that_waited_for_the_dedup_lock_matches_the_article_committed_meanwhile(
+    host: Host,
+) -> None:
+    """Two hosts get copies of one story at once. The second one's lookup waits for the first's lock with
+    a snapshot taken before the first committed; it must still match the first article, not be a second
+    `unique`."""
+    first = to_article(rss_event())
+    copy = replace(
+        first, message_id=uuid.UUID(int=8), stream="13", url="https://other.example/rail", content_hash="x"
+    )
+    pool = host.require_pool()
+    async with pool.acquire() as one, pool.acquire() as two:
+        tx = one.transaction()
+        await tx.start()
+        assert (await ingest(one, first)).disposition == "unique"
+
+        async def second() -> str:
+            async with two.transaction():
+                return (await ingest(two, copy)).disposition
+
+        waiting = asyncio.create_task(second())
+        deadline = asyncio.get_running_loop().time() + 30
+        while not await pool.fetchval(
+            "SELECT count(*) FROM pg_locks WHERE pid = $1 AND locktype = 'advisory' AND NOT granted",
+            two.get_server_pid(),
+        ):
+            assert asyncio.get_running_loop().time() < deadline, "the second ingest never waited for the lock"
+            await asyncio.sleep(0.01)
+        await tx.commit()
+        assert await waiting == "near_duplicate"
+    rows = await pool.fetch("SELECT disposition, cluster_id FROM mod_digest.articles ORDER BY id")
+    assert [r["disposition"] for r in rows] == ["unique", "near_duplicate"]
+    assert rows[0]["cluster_id"] == rows[1]["cluster_id"]

@@ -16,9 +16,15 @@ from collections import Counter
 
 from modules.digest.text import STOP_WORDS
 
-_WORD = r"(?:[A-ZÀ-ÖØ-Þ][\w'’-]*|[a-z]+[A-Z][\w'’-]*)"  # Capitalized, ACRONYM or camelCase (iPhone)
+# Capitalized, ACRONYM or camelCase (iPhone). A camelCase match never starts after a lowercase letter (the
+# scan would have matched from that letter), so the lookbehind changes no match; it only stops the scan
+# from re-reading every lowercase word once per letter.
+_WORD = r"(?:[A-ZÀ-ÖØ-Þ][\w'’-]*|(?<![a-z])[a-z]+[A-Z][\w'’-]*)"
 _RUN = re.compile(rf"{_WORD}(?:[ \t]+(?:(?:of|de|del|van|von|der|la|le|da|al|&)[ \t]+)?{_WORD})*")
-_LOWER = re.compile(r"(?<![\w'’-])[a-zà-öø-ÿ][\w'’-]*")
+# A lowercase word: its first letter, then "the character before it is no word character" (a lookbehind
+# after a character class, so the scan can skip to candidate letters).
+_LOWER = re.compile(r"[a-zà-öø-ÿ](?<![\w'’-].)[\w'’-]*")
+_POSSESSIVE = re.compile(r"'s$")
 _SENTENCE_END = '.!?:;"“”('
 _COMMON = STOP_WORDS | {
     "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
@@ -44,8 +50,10 @@ def _word_ok(tok: str) -> bool:
 
 
 def _sentence_start(text: str, at: int) -> bool:
-    before = text[:at].rstrip()
-    return not before or before[-1] in _SENTENCE_END
+    i = at - 1
+    while i >= 0 and text[i].isspace():
+        i -= 1
+    return i < 0 or text[i] in _SENTENCE_END
 
 
 def _clean(words: list[str], starts: bool) -> tuple[list[str], bool]:
@@ -88,7 +96,7 @@ def extract(text: str, limit: int = 40) -> list[str]:
                 continue
             if starts and not word.isupper() and word not in capitalized_inside:
                 continue
-        name = re.sub(r"'s$", "", " ".join(ws).rstrip(".").replace("’", "'")).lower()
+        name = _POSSESSIVE.sub("", " ".join(ws).rstrip(".").replace("’", "'")).lower()
         if name and name not in found:
             found.append(name)
             if len(found) >= limit:

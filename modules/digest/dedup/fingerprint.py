@@ -1,10 +1,13 @@
 """Layer 4: content fingerprints (pure) — 64-bit SimHash and MinHash (128 permutations, datasketch)
-with LSH band keys (b=16 bands of r=8 rows) that intake stores as btree rows for candidate lookup."""
+with LSH band keys (b=16 bands of r=8 rows) that intake stores as btree rows for candidate lookup.
+
+MinHash signatures are datasketch's (scheme affine32: SHA-1's first 4 bytes, the MurmurHash3 finalizer,
+`a·h + b` mod 2³²) computed here as one numpy operation over all shingles × permutations: the stored
+signatures must stay comparable, and datasketch's update_batch hashes through a Python call per shingle."""
 
 from __future__ import annotations
 
 import hashlib
-import struct
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
@@ -20,12 +23,14 @@ ROWS = 8
 SHINGLE = 2
 _SEED = 17
 _TEMPLATE = MinHash(num_perm=NUM_PERM, seed=_SEED)
-_PERMS, _SCHEME = _TEMPLATE.permutations, _TEMPLATE.scheme  # generated once, shared by every signature
+assert _TEMPLATE.scheme == "affine32", "minhash() reproduces datasketch's affine32 scheme only"
+_A, _B = (np.asarray(p, dtype=np.uint32) for p in _TEMPLATE.permutations)  # generated once
+_EMPTY = tuple(int(v) for v in _TEMPLATE.hashvalues)  # the signature of no shingles
 
 
 def _h64(data: bytes) -> int:
     """Signed 64-bit hash (PostgreSQL bigint)."""
-    return struct.unpack("<q", hashlib.blake2b(data, digest_size=8).digest())[0]
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little", signed=True)
 
 
 def _words(text: str | Sequence[str]) -> Sequence[str]:
@@ -39,21 +44,33 @@ def shingles(text: str | Sequence[str]) -> set[bytes]:
     ws = _words(text)
     if len(ws) < SHINGLE:
         return {w.encode() for w in ws}
-    return {" ".join(ws[i : i + SHINGLE]).encode() for i in range(len(ws) - SHINGLE + 1)}
+    return {" ".join(g).encode() for g in zip(*(ws[i:] for i in range(SHINGLE)), strict=False)}
+
+
+def _fmix32(h: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 32-bit finalizer (what datasketch applies before its permutations)."""
+    h = h ^ (h >> np.uint32(16))
+    h = h * np.uint32(0x85EBCA6B)
+    h = h ^ (h >> np.uint32(13))
+    h = h * np.uint32(0xC2B2AE35)
+    return h ^ (h >> np.uint32(16))
 
 
 def minhash(text: str | Sequence[str]) -> tuple[int, ...]:
-    m = MinHash(num_perm=NUM_PERM, seed=_SEED, permutations=_PERMS, scheme=_SCHEME)
+    """The 128 minima, equal to datasketch's MinHash(num_perm=128, seed=17).update_batch(shingles)."""
     sh = shingles(text)
-    if sh:
-        m.update_batch(list(sh))
-    return tuple(int(v) for v in m.hashvalues)
+    if not sh:
+        return _EMPTY
+    digests = b"".join([hashlib.sha1(s).digest()[:4] for s in sh])
+    h = _fmix32(np.frombuffer(digests, dtype="<u4").astype(np.uint32))
+    return tuple((h[:, None] * _A + _B).min(axis=0).tolist())  # uint32 arithmetic wraps: mod 2³²
 
 
 def bands(signature: Sequence[int]) -> list[int]:
     """One key per band of `ROWS` values; two texts share a key when that whole band agrees."""
-    arr = np.asarray(signature, dtype=np.uint64)
-    return [_h64(bytes([b]) + arr[b * ROWS : (b + 1) * ROWS].tobytes()) for b in range(BANDS)]
+    raw = np.asarray(signature, dtype=np.uint64).tobytes()
+    size = ROWS * 8
+    return [_h64(bytes([b]) + raw[b * size : (b + 1) * size]) for b in range(BANDS)]
 
 
 def estimated_jaccard(a: Sequence[int], b: Sequence[int]) -> float:
@@ -69,16 +86,15 @@ def _word_hash(word: str) -> bytes:
 
 
 def simhash(text: str | Sequence[str]) -> int:
-    """64-bit SimHash over content words weighted by count (signed, to fit a bigint)."""
+    """64-bit SimHash over content words weighted by count (signed, to fit a bigint): bit i is set when
+    the words with bit i set outweigh the others, i.e. 2·(their count) > all words."""
     counts = Counter(_words(text))
     if not counts:
         return 0
-    bits = np.unpackbits(np.frombuffer(b"".join(_word_hash(s) for s in counts), dtype=np.uint8)).reshape(
-        len(counts), 64
-    )
+    bits = np.unpackbits(np.frombuffer(b"".join([_word_hash(s) for s in counts]), dtype=np.uint8))
     freq = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
-    weights = (np.where(bits == 1, 1, -1) * freq[:, None]).sum(axis=0)
-    value = int.from_bytes(np.packbits(weights > 0).tobytes(), "big")
+    ones = freq @ bits.reshape(len(counts), 64)
+    value = int.from_bytes(np.packbits(2 * ones > freq.sum()).tobytes(), "big")
     return value - (1 << 64) if value >= 1 << 63 else value
 
 

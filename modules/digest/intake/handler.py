@@ -20,18 +20,30 @@ from modules.digest.store import articles
 async def ingest(
     conn: asyncpg.Connection, article: Article, t: layers.Thresholds = layers.DEFAULT
 ) -> layers.Decision:
-    """Decide and store (call inside a transaction); returns the decision."""
+    """Decide and store (call inside a transaction); returns the decision.
+
+    The lookup takes the dedup lock, but its snapshot may predate a writer that held the lock: the
+    insert then refuses (None) and we look again, now that the lock is ours. A revision always looks
+    again: it rewrites the stored row, which must be the current one."""
     f = features(article)  # before the lock: other hosts wait only for the lookup and the insert
-    await articles.lock_dedup(conn)
     found = await articles.lookup(conn, article.message_id, f, t)
-    known = found.same_identity
-    decision = layers.decide(f, known[1] if known else None, found.candidates, t)
-    if known is not None:
-        if decision.disposition == "revision":
-            await articles.revise(conn, known[0], known[1], article, f, t)
+    decision = _decide(f, found, t)
+    if found.same_identity is None:
+        if await articles.insert(conn, article, f, decision, t, found.seen) is not None:
+            return decision
+    elif decision.disposition != "revision":
         return decision
-    await articles.insert(conn, article, f, decision, t)
+    found = await articles.lookup(conn, article.message_id, f, t)
+    decision = _decide(f, found, t)
+    if found.same_identity is None:
+        await articles.insert(conn, article, f, decision, t, None)
+    elif decision.disposition == "revision":
+        await articles.revise(conn, found.same_identity[0], found.same_identity[1], article, f, t)
     return decision
+
+
+def _decide(f: layers.Features, found: articles.Lookup, t: layers.Thresholds) -> layers.Decision:
+    return layers.decide(f, found.same_identity[1] if found.same_identity else None, found.candidates, t)
 
 
 async def handle(ctx: ModuleContext, conn: asyncpg.Connection, event: ReceivedEvent) -> None:

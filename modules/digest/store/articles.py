@@ -31,10 +31,12 @@ def _keys_sql(first: int) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Lookup:
-    """The stored article with the same message id (layer 1), else the candidates of layers 2–5."""
+    """The stored article with the same message id (layer 1), else the candidates of layers 2–5; `seen`
+    is the highest article id the lookup could see (what `insert` checks nothing was added after)."""
 
     same_identity: tuple[int, Features] | None
     candidates: list[Candidate]
+    seen: int
 
 
 def _features(row: asyncpg.Record) -> Features:
@@ -49,11 +51,6 @@ def _features(row: asyncpg.Record) -> Features:
         published_at=row["published_at"],
         source=row["source"],
     )
-
-
-async def lock_dedup(conn: asyncpg.Connection) -> None:
-    """Serialize dedup decisions across hosts (two copies arriving at once must not both be `unique`)."""
-    await conn.execute("SELECT pg_advisory_xact_lock(hashtext('mod_digest.dedup'))")
 
 
 def title_probe(tokens: frozenset[str], threshold: float) -> list[str]:
@@ -80,9 +77,18 @@ def candidate_query(message_id: uuid.UUID, f: Features, t: Thresholds) -> tuple[
     """The one lookup of every layer (SQL and parameters), separate so benchmarks can EXPLAIN it.
 
     Each branch is an index probe with its layer's time window; title and entity hits are filtered by
-    their real overlap in SQL so only plausible candidates (with their 128 minima) are transferred."""
+    their real overlap in SQL so only plausible candidates (with their 128 minima) are transferred.
+
+    It also takes the dedup lock (transaction-scoped: two copies arriving at once must not both be
+    `unique`) and returns the highest article id of its snapshot in every row (one row of NULLs when
+    there is no candidate). The snapshot was taken before the lock was granted, so a writer that held
+    the lock meanwhile is not seen: `insert` finds its rows (ids above `seen`) and the caller looks
+    again. Without a conflict this saves the lock's own round trip."""
     sql = f"""
-        WITH hit AS (
+        WITH locked AS MATERIALIZED (
+            SELECT pg_advisory_xact_lock(hashtext('mod_digest.dedup'))::text AS lock,
+                   (SELECT COALESCE(max(id), 0) FROM mod_digest.articles) AS seen
+        ), hit AS (
             SELECT id, 'm' AS via FROM mod_digest.articles WHERE message_id = $13
             UNION ALL
             SELECT id, 'u' FROM mod_digest.articles WHERE $1::text IS NOT NULL AND canonical_url = $1
@@ -101,17 +107,20 @@ def candidate_query(message_id: uuid.UUID, f: Features, t: Thresholds) -> tuple[
             SELECT id, bool_or(via = 'm') AS m, bool_or(via IN ('u', 'b')) AS strong,
                    bool_or(via = 't') AS t, bool_or(via = 'e') AS e
             FROM hit GROUP BY id
+        ), found AS (
+            SELECT {_COLUMNS}, one.m AS same_identity
+            FROM one JOIN mod_digest.articles a ON a.id = one.id
+            WHERE one.m OR (a.disposition <> 'exact_duplicate' AND (
+                     one.strong
+                  OR (one.t AND cardinality(ARRAY(SELECT unnest(a.title_tokens) INTERSECT
+                                                   SELECT unnest($7::text[]))) >= $8)
+                  OR (one.e AND cardinality(ARRAY(SELECT unnest(a.entities) INTERSECT
+                                                   SELECT unnest($11::text[]))) >= $12)))
+            ORDER BY one.m DESC, a.published_at DESC
+            LIMIT $14
         )
-        SELECT {_COLUMNS}, one.m AS same_identity
-        FROM one JOIN mod_digest.articles a ON a.id = one.id
-        WHERE one.m OR (a.disposition <> 'exact_duplicate' AND (
-                 one.strong
-              OR (one.t AND cardinality(ARRAY(SELECT unnest(a.title_tokens) INTERSECT
-                                               SELECT unnest($7::text[]))) >= $8)
-              OR (one.e AND cardinality(ARRAY(SELECT unnest(a.entities) INTERSECT
-                                               SELECT unnest($11::text[]))) >= $12)))
-        ORDER BY one.m DESC, a.published_at DESC
-        LIMIT $14"""
+        SELECT locked.seen, found.* FROM locked LEFT JOIN found ON true
+        ORDER BY found.same_identity DESC NULLS LAST, found.published_at DESC"""
     bands, title_words, entity_words = lookup_keys(f, t)
     params = [
         f.canonical_url,
@@ -133,12 +142,16 @@ def candidate_query(message_id: uuid.UUID, f: Features, t: Thresholds) -> tuple[
 
 
 async def lookup(conn: asyncpg.Connection, message_id: uuid.UUID, f: Features, t: Thresholds) -> Lookup:
-    """Layer 1's stored article and the other layers' candidates in one round trip."""
+    """Layer 1's stored article and the other layers' candidates in one round trip, under the dedup lock
+    (call inside a transaction)."""
     sql, params = candidate_query(message_id, f, t)
     rows = await conn.fetch(sql, *params)
-    if rows and rows[0]["same_identity"]:
-        return Lookup((rows[0]["id"], _features(rows[0])), [])
-    return Lookup(None, [Candidate(r["id"], r["cluster_id"], _features(r)) for r in rows])
+    seen: int = rows[0]["seen"]
+    if rows[0]["same_identity"]:
+        return Lookup((rows[0]["id"], _features(rows[0])), [], seen)
+    return Lookup(
+        None, [Candidate(r["id"], r["cluster_id"], _features(r)) for r in rows if r["id"] is not None], seen
+    )
 
 
 def _fingerprints(f: Features) -> list[Any]:
@@ -146,12 +159,20 @@ def _fingerprints(f: Features) -> list[Any]:
     return [sorted(f.title_tokens), list(f.minhash), f.simhash, sorted(f.entities)]
 
 
-async def insert(conn: asyncpg.Connection, a: Article, f: Features, d: Decision, t: Thresholds) -> int:
+async def insert(
+    conn: asyncpg.Connection, a: Article, f: Features, d: Decision, t: Thresholds, seen: int | None
+) -> int | None:
     """Store a new article with its disposition and lookup keys (one statement); its cluster is the
-    matched article's, else itself. An exact duplicate gets no keys: nothing should match it."""
+    matched article's, else itself. An exact duplicate gets no keys: nothing should match it.
+
+    With `seen` (Lookup.seen), nothing is stored and None is returned when an article above it exists:
+    another writer committed after the lookup's snapshot, so the decision may be stale."""
     keys = lookup_keys(f, t) if d.disposition != "exact_duplicate" else [[], [], []]
-    new_id: int = await conn.fetchval(
-        f"""WITH n AS (SELECT nextval('mod_digest.articles_id_seq') AS id),
+    new_id: int | None = await conn.fetchval(
+        f"""WITH n AS (
+               SELECT nextval('mod_digest.articles_id_seq') AS id
+               WHERE $30::bigint IS NULL OR NOT EXISTS (SELECT FROM mod_digest.articles WHERE id > $30)
+           ),
            a AS (
                INSERT INTO mod_digest.articles (id, message_id, source_module, stream, feed_id, source_name,
                    domain, title, url, canonical_url, body, word_count, published_at, date_uncertain,
@@ -191,6 +212,7 @@ async def insert(conn: asyncpg.Connection, a: Article, f: Features, d: Decision,
         d.matched.id if d.matched is not None else None,
         d.matched.cluster_id if d.matched is not None else None,
         a.revision,
+        seen,
     )
     return new_id
 
