@@ -99,6 +99,37 @@ async def test_entry_by_id_and_by_message_id(api: Api, feed: dict[str, Any]) -> 
     error_of(await api.client.get("/api/v1/entries/not-an-id"), 404)
 
 
+async def test_mark_entries_and_list_unread_or_starred(api: Api, feed: dict[str, Any]) -> None:
+    url = f"/api/v1/feeds/{feed['id']}/entries"
+    first, second = (await api.client.get(url, params={"limit": 2})).json()["items"]
+    marked = await api.client.patch(
+        f"/api/v1/entries/{first['id']}", json={"read": True, "starred": True}, headers=api.auth
+    )
+    assert marked.status_code == 200, marked.text
+    assert marked.json()["read_at"] and marked.json()["starred_at"]
+    by_message = await api.client.patch(
+        f"/api/v1/entries/{second['message_id']}", json={"read": True}, headers=api.auth
+    )
+    assert by_message.json()["read_at"] and by_message.json()["starred_at"] is None
+    unread = (await api.client.get(url, params={"unread": "true", "limit": 100})).json()["items"]
+    assert len(unread) == 23 and {first["id"], second["id"]}.isdisjoint(e["id"] for e in unread)
+    starred = (await api.client.get(url, params={"starred": "true"})).json()["items"]
+    assert [e["id"] for e in starred] == [first["id"]]
+    # false clears, an absent field stays
+    cleared = (
+        await api.client.patch(f"/api/v1/entries/{first['id']}", json={"read": False}, headers=api.auth)
+    ).json()
+    assert cleared["read_at"] is None and cleared["starred_at"] == marked.json()["starred_at"]
+    await api.client.patch(f"/api/v1/entries/{first['id']}", json={"starred": False}, headers=api.auth)
+    await api.client.patch(f"/api/v1/entries/{second['id']}", json={"read": False}, headers=api.auth)
+    assert len((await api.client.get(url, params={"unread": "true", "limit": 100})).json()["items"]) == 25
+    error_of(await api.client.patch("/api/v1/entries/123456789", json={"read": True}, headers=api.auth), 404)
+    error_of(
+        await api.client.patch(f"/api/v1/entries/{first['id']}", json={"seen": True}, headers=api.auth), 422
+    )
+    error_of(await api.client.patch(f"/api/v1/entries/{first['id']}", json={"read": True}), 401)
+
+
 async def test_raw_fetch_has_the_exact_headers_and_bytes(api: Api, feed: dict[str, Any]) -> None:
     raw_id = await api.host.require_pool().fetchval(
         "SELECT max(id) FROM mod_rss.raw_fetches WHERE feed_id = $1", feed["id"]

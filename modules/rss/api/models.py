@@ -86,6 +86,15 @@ class FeedCreate(BaseModel):
     interval_minutes: float | None = _bounded("interval")
 
 
+class EntryStatePatch(BaseModel):
+    """Reading state (`feedeater rss mark`): true sets it, false clears it, an absent field stays."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    read: bool | None = None
+    starred: bool | None = None
+
+
 class FeedPatch(BaseModel):
     """Per-feed overrides (`feedeater rss set`). Absent fields stay; null resets interval, retention,
     lookback and folder to their defaults."""

@@ -23,6 +23,7 @@ from modules.rss.api import cursor
 from modules.rss.api.models import (
     Entry,
     EntryPage,
+    EntryStatePatch,
     EntrySummary,
     Feed,
     FeedCreate,
@@ -65,6 +66,14 @@ def _entry_ref(uid: str) -> int | uuid.UUID:
         raise not_found(
             f"entry {uid!r}", "give an entry id or its message id (from a listing or a search)"
         ) from None
+
+
+async def _entry(conn: asyncpg.Connection, uid: str) -> dict[str, Any]:
+    """The entry behind an id or message id, or a 404."""
+    try:
+        return await store.get_entry(conn, _entry_ref(uid))
+    except UserError:
+        raise not_found(f"entry {uid}", "list entries with GET /api/v1/feeds/{id}/entries") from None
 
 
 async def build(ctx: ModuleContext) -> APIRouter:
@@ -145,6 +154,8 @@ async def build(ctx: ModuleContext) -> APIRouter:
             default=None, alias="cursor", max_length=200, description="next_cursor of the previous page"
         ),
         limit: int = Query(default=50, ge=1, le=1000),
+        unread: bool = Query(default=False, description="only entries not marked read"),
+        starred: bool = Query(default=False, description="only starred entries"),
     ) -> EntryPage:
         try:
             before = cursor.decode(cursor_) if cursor_ is not None else None
@@ -155,7 +166,13 @@ async def build(ctx: ModuleContext) -> APIRouter:
         after = _since(since)
         async with pool.acquire() as conn:
             rows = await store.list_entries(
-                conn, feed_id=feed_id, since=after, before=before, limit=limit + 1
+                conn,
+                feed_id=feed_id,
+                since=after,
+                unread=unread,
+                starred=starred,
+                before=before,
+                limit=limit + 1,
             )
             # One round trip per page: whether the feed exists matters only when the page is empty.
             if not rows and not await conn.fetchval("SELECT 1 FROM mod_rss.feeds WHERE id = $1", feed_id):
@@ -169,13 +186,15 @@ async def build(ctx: ModuleContext) -> APIRouter:
     # -- entries and raw fetches -------------------------------------------------------------------
     @router.get("/entries/{uid}", summary="One entry by id or message id")
     async def get_entry(uid: str = Path(max_length=64)) -> Entry:
-        ref = _entry_ref(uid)
         async with pool.acquire() as conn:
-            try:
-                row = await store.get_entry(conn, ref)
-            except UserError:
-                raise not_found(f"entry {uid}", "list entries with GET /api/v1/feeds/{id}/entries") from None
-        return Entry.model_validate(row)
+            return Entry.model_validate(await _entry(conn, uid))
+
+    @router.patch("/entries/{uid}", summary="Mark an entry read or unread, starred or not (as `rss mark`)")
+    async def patch_entry(body: EntryStatePatch, uid: str = Path(max_length=64)) -> Entry:
+        async with pool.acquire() as conn, conn.transaction():
+            entry_id = (await _entry(conn, uid))["id"]
+            await store.mark_entries(conn, [entry_id], read=body.read, starred=body.starred)
+            return Entry.model_validate(await store.get_entry(conn, entry_id))
 
     async def _raw(fetch_id: int) -> dict[str, Any]:
         async with pool.acquire() as conn:
