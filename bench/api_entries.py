@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import multiprocessing
 import os
 import random
@@ -41,11 +40,12 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from measure import write_results  # noqa: E402
+
 from bench import seed_entries  # noqa: E402
 from host.config import HostConfig  # noqa: E402
 from host.runtime import Host  # noqa: E402
 
-RESULTS = REPO / "bench" / "results"
 TARGET_P99_MS = 50.0
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -267,10 +267,7 @@ def main() -> None:
         and report["random_deep_pages"]["p99_ms"] <= TARGET_P99_MS
     )
     print("target met (p99 ≤ 50 ms)" if ok else "target NOT met (p99 ≤ 50 ms)")
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / "api_entries.json"
-    out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"written to {out.relative_to(REPO)}")
+    write_results("api_entries.json", report)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
-import json
 import os
 import resource
 import statistics
@@ -35,13 +34,13 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 import httpx  # noqa: E402
+from measure import write_results  # noqa: E402
 
 from bench import seed_entries  # noqa: E402
 from host.config import HostConfig  # noqa: E402
 from host.runtime import Host  # noqa: E402
 from host.services import free_port  # noqa: E402
 
-RESULTS = REPO / "bench" / "results"
 TARGET_P95_MS = 150.0
 NOW = datetime.now(UTC).replace(microsecond=0)
 WORDS = [
@@ -277,8 +276,7 @@ def main() -> None:
         f"load average {tuple(round(x, 2) for x in m['loadavg'])} on {m['cpus']} CPUs; "
         f"this process {m['python_cpu_s']} CPU s, PostgreSQL {m['postgres_cpu_s']} CPU s, over {m['wall_s']} s"
     )
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "console_pages.json").write_text(json.dumps(report, indent=2, default=str))
+    write_results("console_pages.json", report)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,8 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-RESULTS = REPO / "bench" / "results"
+from measure import write_results  # noqa: E402  (bench/ is on sys.path when run as a script)
+
 CORPUS = REPO.parent / "shared" / "fixtures" / "realworld"
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 
@@ -110,10 +111,8 @@ def main(argv: list[str] | None = None) -> int:
             f"~{r['corpus_minutes_quiet_machine']} min on {cores} quiet cores",
             flush=True,
         )
-    RESULTS.mkdir(parents=True, exist_ok=True)
     report = {"corpus_entries": len(texts), "batch": args.batch, "threads": args.threads, "runs": runs}
-    (RESULTS / "embed_speed.json").write_text(json.dumps(report, indent=2) + "\n")
-    print("written to bench/results/embed_speed.json")
+    write_results("embed_speed.json", report)
     return 0
 
 

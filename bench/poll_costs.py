@@ -43,6 +43,7 @@ from e2e_poll import (  # noqa: E402  (bench/ is on sys.path when run as a scrip
     wait_outbox_empty,
 )
 from feedfarm import FarmConfig, FeedFarm, assign_modes  # noqa: E402
+from measure import write_results  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 from host import outbox  # noqa: E402
 from host.config import HostConfig  # noqa: E402
@@ -50,7 +51,6 @@ from host.runtime import Host  # noqa: E402
 from host.services import Services  # noqa: E402
 from modules.rss import store  # noqa: E402
 
-RESULTS = REPO / "bench" / "results"
 PHASES = (("not_modified", "normal"), ("unchanged", "no_validators"), ("new_entry", "growing"))
 GROUPS = ("host", "parse_workers", "postgres", "nats")
 SIZE_SQL = """SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c
@@ -215,9 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         f"event {m['event_bytes']} B, entry {m['entry_bytes']} B in mod_rss, raw body {m['raw_body_bytes']} B; "
         f"load {report['load_avg_before']} → {report['load_avg_after']}"
     )
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "poll_costs.json").write_text(json.dumps(report, indent=2) + "\n")
-    print("written to bench/results/poll_costs.json")
+    write_results("poll_costs.json", report)
     return 0
 
 

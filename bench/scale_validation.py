@@ -47,13 +47,12 @@ if str(REPO) not in sys.path:
 
 import simulate_scale as sim  # noqa: E402  (bench/ is on sys.path when run as a script)
 from feedfarm import FarmConfig, FeedFarm, assign_modes  # noqa: E402
-from measure import cpu_tree_s  # noqa: E402  (bench/ is on sys.path when run as a script)
+from measure import RESULTS, cpu_tree_s, write_results  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 from host.config import HostConfig  # noqa: E402
 from host.runtime import Host  # noqa: E402
 from host.services import Services  # noqa: E402
 
-RESULTS = REPO / "bench" / "results"
 HOSTS = 3
 MIX = {"growing": 0.20, "no_validators": 0.10}
 INTERVALS = {"DEFAULT": "5", "MIN": "1", "MAX": "5"}  # minutes (5 is the smallest ceiling allowed)
@@ -314,10 +313,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'cores: postgres':26} {pc['pg']:>10.3f} {mc['postgres']:>10.3f}")
     print(f"{'cores: nats':26} {pc['nats']:>10.3f} {mc['nats']:>10.3f}")
     print(f"load {measured['load_avg']}, other processes {measured['other_processes_cores']} cores")
-    RESULTS.mkdir(parents=True, exist_ok=True)
     report = {"args": vars(args), "predicted": predicted, "measured": measured, "machine": sim.machine()}
-    (RESULTS / "scale_validation.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
-    print("written to bench/results/scale_validation.json")
+    write_results("scale_validation.json", report)
     return 0
 
 

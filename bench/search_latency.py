@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
-import json
 import os
 import platform
 import statistics
@@ -41,6 +40,8 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from measure import write_results  # noqa: E402  (bench/ is on sys.path when run as a script)
+
 from bench import seed_entries  # noqa: E402
 from host.ai import AIServices, LocalEmbedder  # noqa: E402
 from host.config import HostConfig  # noqa: E402
@@ -48,7 +49,6 @@ from host.runtime import Host  # noqa: E402
 from modules.rss.enrich import embed  # noqa: E402
 from modules.rss.search.query import SearchQuery, _vector_side, candidates_per_side, search  # noqa: E402
 
-RESULTS = REPO / "bench" / "results"
 DIMS = 384
 MODEL = "synthetic"
 TARGETS = {"p50_ms": 20.0, "p99_ms": 100.0, "hnsw_recall_at_10": 0.95}
@@ -264,10 +264,7 @@ def main() -> None:
         and report["hnsw_recall_at_10"] >= TARGETS["hnsw_recall_at_10"]
     )
     print("targets met" if ok else f"targets NOT met: {TARGETS}")
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / "search_latency.json"
-    out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"written to {out.relative_to(REPO)}")
+    write_results("search_latency.json", report)
 
 
 if __name__ == "__main__":

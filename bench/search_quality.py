@@ -41,6 +41,8 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from measure import write_results  # noqa: E402  (bench/ is on sys.path when run as a script)
+
 from host import outbox  # noqa: E402
 from host.ai import LOCAL_MAX_TOKENS, AIServices, LocalEmbedder  # noqa: E402
 from host.config import HostConfig  # noqa: E402
@@ -52,7 +54,6 @@ from modules.rss.model import Entry  # noqa: E402
 from modules.rss.parse import FeedParseError, parse_feed  # noqa: E402
 from modules.rss.search.query import SearchQuery, _vector_side, search  # noqa: E402
 
-RESULTS = REPO / "bench" / "results"
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 K = 10
 
@@ -235,10 +236,7 @@ def main() -> None:
         f"{e['entries_per_s']} entries/s, {e['cpu_seconds']} CPU-s ({e['entries_per_cpu_s']} per CPU-s), "
         f"load {e['load_avg_before_after']}; queries {e['query_embeddings_per_s']}/s"
     )
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / args.out
-    out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"written to {out.relative_to(REPO)}")
+    write_results(args.out, report)
 
 
 if __name__ == "__main__":

@@ -59,9 +59,9 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from bench.measure import RESULTS, write_results  # noqa: E402  (also imported by file path, from tests)
 from modules.rss.ingest.schedule import Outcome, ScheduleParams, decide  # noqa: E402
 
-RESULTS = REPO / "bench" / "results"
 CORPUS = REPO.parent / "shared" / "fixtures" / "realworld"
 EPOCH = datetime(2026, 1, 5, tzinfo=UTC)  # a Monday 00:00 UTC: simulated second 0
 HOUR = 3600.0
@@ -596,9 +596,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine(),
     }
     print_report(report)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / args.out).write_text(json.dumps(report, indent=2) + "\n")
-    print(f"written to bench/results/{args.out}")
+    write_results(args.out, report)
     return 0
 
 
