@@ -128,6 +128,15 @@ async def test_add_feed_watch_it_polled_open_entry(page: Any, console: Console) 
         "SELECT count(*) FROM mod_rss.entries WHERE message_id::text = $1", message_id
     )
     await page.screenshot(path=screenshot_path("entry"), full_page=True)
+
+    await console.pool.execute(  # as intake revises an entry: the trigger keeps the replaced version
+        """UPDATE mod_rss.entries SET title = title || ' (updated)', content_text = content_text || ' Now lit.',
+                  revision = revision + 1 WHERE message_id::text = $1""",
+        message_id,
+    )
+    await page.reload()
+    assert "(updated)" not in (await page.locator("#revisions tbody tr").first.text_content() or "")
+    await page.screenshot(path=screenshot_path("entry-revisions"), full_page=True)
     _clean(page)
 
 
