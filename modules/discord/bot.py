@@ -260,16 +260,18 @@ def feed_group(bot: FeedBot) -> app_commands.Group:
 
 
 async def poster(bot: FeedBot, settings: Mapping[str, Any]) -> None:
-    """Drain the queue every `post_interval_seconds`, or at once when something was queued."""
+    """Drain the queue every `post_interval_seconds`, or at once when something was queued; each feed
+    posts at most `items_per_feed` per interval to a channel (the rest in the next ones)."""
     wake = post.wake(bot.ctx)
     channels = DiscordChannels(bot)
+    interval = float(settings["post_interval_seconds"])
     while True:
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(wake.wait(), float(settings["post_interval_seconds"]))
+            await asyncio.wait_for(wake.wait(), interval)
         wake.clear()
         await bot.wait_until_ready()
         counts = await post.cycle(
-            bot.ctx.pool, channels, per_feed=int(settings["items_per_feed"]), limit=BATCH
+            bot.ctx.pool, channels, per_feed=int(settings["items_per_feed"]), window_s=interval, limit=BATCH
         )
         if any(counts.values()):
             log.info("discord: posting round %s", counts)

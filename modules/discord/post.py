@@ -2,8 +2,8 @@
 
 `on_message_created` (the declared bus subscription) queues an entry for every channel subscribed to its
 feed, in the host's transaction for that delivery. `cycle` (run by the bot service) posts the oldest
-queued items, at most `per_feed` per subscription per cycle, each in its own transaction that locks the
-queue row, sends, and records (feed, channel, guid) in posted_items. A process killed between Discord's
+queued items, at most `per_feed` per subscription per `window_s` seconds (the poster's interval), each in
+its own transaction that locks the queue row, sends, and records (feed, channel, guid) in posted_items. A process killed between Discord's
 answer and the commit re-sends the item with the same nonce, and Discord (`enforce_nonce`) returns the
 message it already created instead of posting twice.
 """
@@ -66,11 +66,14 @@ def gone_notice(name: str, sub_id: int) -> str:
     )
 
 
-async def cycle(pool: asyncpg.Pool, channels: Channels, *, per_feed: int, limit: int) -> dict[str, int]:
-    """One posting round; returns counts (posted, failed, paused, gone)."""
+async def cycle(
+    pool: asyncpg.Pool, channels: Channels, *, per_feed: int, window_s: float, limit: int
+) -> dict[str, int]:
+    """One posting round (at most `per_feed` per subscription per `window_s`); returns counts (posted,
+    failed, paused, gone)."""
     counts: Counter[str] = Counter()
     async with pool.acquire() as conn:
-        pending = await store.due(conn, per_feed, limit)
+        pending = await store.due(conn, per_feed, limit, window_s)
     stopped: set[int] = set()  # channels paused during this round
     for p in pending:
         if p.sub.channel_id in stopped:
