@@ -65,9 +65,9 @@ class Rig:
     async def commands_registered(self) -> bool:
         return bool(self.stub.commands)
 
-    async def connect(self, name: str = "a") -> HostProcess:
+    async def connect(self, name: str = "a", **extra: str) -> HostProcess:
         """Start a host and wait until its bot is on the gateway with the /feed command registered."""
-        host = self.start_host(name)
+        host = self.start_host(name, **extra)
         await self.stub.connected()
         await until(self.commands_registered, timeout=60, what="the /feed command registered")
         return host
