@@ -144,6 +144,7 @@ class DiscordStub:
         self.heartbeats = 0
         self.deleted: set[int] = set()  # channels that answer 404 Unknown Channel
         self.forbidden: set[int] = set()  # channels that answer 403 Missing Permissions
+        self.refused: set[str] = set()  # embed titles whose message create answers 400 Invalid Form Body
         self._storms: list[Storm] = []
         self._buckets: dict[str, tuple[float, int]] = {}  # bucket → (window start, requests in it)
         self._ids = itertools.count(int(time.time() * 1000) << 22)
@@ -553,6 +554,8 @@ class DiscordStub:
         channel_id = int(cid)
         if (err := self._channel_error(channel_id)) is not None:
             return err
+        if any(e.get("title") in self.refused for e in body.get("embeds") or []):
+            return 400, {"message": "Invalid Form Body", "code": 50035, "errors": {}}
         posted = self.messages.setdefault(channel_id, [])
         if body.get("enforce_nonce") and body.get("nonce"):
             for m in posted:

@@ -51,7 +51,8 @@ async def rss_fetcher(ctx: ModuleContext) -> Fetcher:
 
 
 class DiscordChannels:
-    """post.Channels over discord.py: 404 / 403 become ChannelUnavailable (the subscription pauses)."""
+    """post.Channels over discord.py: 404 / 403 become ChannelUnavailable (the subscription pauses),
+    another 4xx Refused (that item is skipped); anything else is retried next round."""
 
     def __init__(self, client: discord.Client) -> None:
         self.client = client
@@ -77,6 +78,10 @@ class DiscordChannels:
             raise post.ChannelUnavailable("was deleted") from None
         except discord.Forbidden as exc:
             raise post.ChannelUnavailable(f"refuses our posts ({exc.text or 'missing permission'})") from None
+        except discord.HTTPException as exc:
+            if 400 <= exc.status < 500 and exc.status != 429:  # a 429 left after discord.py's retries
+                raise post.Refused(f"{exc.status}: {exc.text}") from None
+            raise
         return message.id
 
     async def say(self, channel_id: int, text: str) -> None:

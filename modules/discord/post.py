@@ -31,6 +31,11 @@ class ChannelUnavailable(Exception):
     """The channel is gone or the bot may not post there: its subscriptions are paused, not retried."""
 
 
+class Refused(Exception):
+    """Discord refused this one message for good (a 4xx such as Invalid Form Body): retrying would fail
+    the same way every round, so the item is skipped rather than left at the head of the queue."""
+
+
 class Channels(Protocol):
     """What posting needs from Discord (bot.py implements it with discord.py)."""
 
@@ -70,7 +75,7 @@ async def cycle(
     pool: asyncpg.Pool, channels: Channels, *, per_feed: int, window_s: float, limit: int
 ) -> dict[str, int]:
     """One posting round (at most `per_feed` per subscription per `window_s`); returns counts (posted,
-    failed, paused, gone)."""
+    failed: retried next round, refused: skipped, paused, gone)."""
     counts: Counter[str] = Counter()
     async with pool.acquire() as conn:
         pending = await store.due(conn, per_feed, limit, window_s)
@@ -95,6 +100,16 @@ async def cycle(
                 )
                 stopped.add(p.sub.channel_id)
                 counts["paused"] += paused
+                continue
+            except Refused as exc:
+                await store.mark_posted(conn, p, None)  # remembered as seen: never queued again
+                log.warning(
+                    "discord: Discord refused item %r for channel %s (%s); skipped",
+                    p.item.guid,
+                    p.sub.channel_id,
+                    exc,
+                )
+                counts["refused"] += 1
                 continue
             except Exception as exc:
                 await store.mark_failed(conn, p, f"{type(exc).__name__}: {exc}")
