@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+from modules.discord.format import colour
 from tests import discordstub
 from tests.discord.harness import Rig, ephemeral, reply_text, rig
 from tests.discordstub import GENERAL, LOCKED, MANAGER_USER, NEWS, PLAIN_USER
@@ -56,6 +57,8 @@ async def test_add_posts_a_preview_then_new_entries_from_the_bus(
         assert embed["description"] == "Body 13"
         assert embed["author"]["name"] == "Stub News"
         assert embed["url"].endswith("g13")
+        assert embed["footer"]["text"].endswith(" ago · Feed 1")  # relative date, subscription id
+        assert embed["color"] == colour(r.feeds.url("/f/stub"))
         posted_at = await r.pool.fetch(
             "SELECT posted_at FROM mod_discord.posted_items WHERE message_id IS NOT NULL ORDER BY posted_at"
         )
@@ -94,6 +97,15 @@ async def test_every_command_with_and_without_the_manager_role(
         )
         await r.connect()
         idle = r.start_host("idle", FEEDEATER_DISCORD_BOT_TOKEN="")  # no token: no bot on this host
+        # Registered as one application command group with its five subcommands.
+        (feed,) = r.stub.commands
+        assert feed["name"] == "feed" and feed["type"] == 1
+        subs = {o["name"]: o for o in feed["options"]}
+        assert sorted(subs) == ["add", "config", "list", "preview", "remove"]
+        assert [(o["name"], o.get("required", False)) for o in subs["add"]["options"]] == [
+            ("url", True),
+            ("channel", False),
+        ]
         url = r.feeds.url("/f/stub")
 
         async def say(user: int, sub: str, options: dict[str, object] | None = None) -> str:
