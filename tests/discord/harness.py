@@ -50,7 +50,10 @@ class Rig:
         self, user_id: int, sub: str, options: dict[str, Any] | None = None, **kw: Any
     ) -> list[dict[str, Any]]:
         """Dispatch a command and wait for its final reply (the callback, or the follow-up after a defer)."""
-        iid = await self.stub.interact(user_id, sub, options, **kw)
+        return await self.reply(await self.stub.interact(user_id, sub, options, **kw), sub)
+
+    async def reply(self, iid: str, sub: str) -> list[dict[str, Any]]:
+        """The final reply to interaction `iid`, once it came."""
 
         async def final() -> list[dict[str, Any]] | None:
             got = self.stub.replies(iid)

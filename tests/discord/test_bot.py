@@ -3,6 +3,7 @@ through INTERACTION_CREATE, ephemeral replies, posted embeds, new entries arrivi
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from pathlib import Path
 
@@ -39,13 +40,17 @@ async def test_add_posts_a_preview_then_new_entries_from_the_bus(
         await until(lambda: r.has_posted(GENERAL, 3), what="the preview", timeout=60)
         assert await r.posted_titles(GENERAL) == ["Item 3", "Item 4", "Item 5"]
 
-        # Discord asks the bot to reconnect (op 7): it resumes the session (no new IDENTIFY), answers
-        # commands on it, and re-posts nothing.
+        # Discord asks the bot to reconnect (op 7); a command sent while it is away is replayed when it
+        # resumes the session (no new IDENTIFY) and answered; nothing is re-posted.
         await until(lambda: _heartbeats(r), what="a heartbeat")
+        r.stub.hold_resume = asyncio.Event()
         await r.stub.reconnect()
+        await until(lambda: _away(r), what="the bot away, its RESUME held")
+        iid = await r.stub.interact(PLAIN_USER, "list")
+        r.stub.hold_resume.set()
         await r.stub.connected()
         assert (r.stub.identifies, r.stub.resumes) == (1, 1)
-        assert reply_text(await r.command(PLAIN_USER, "list")).startswith("`1` **Stub News** → ")
+        assert reply_text(await r.reply(iid, "list")).startswith("`1` **Stub News** → ")
 
         # New entries: rss polls them, publishes messageCreated, our subscription queues them, the bot
         # posts them, oldest first, at most 5 per interval (the preview counts).
@@ -171,6 +176,10 @@ async def test_every_command_with_and_without_the_manager_role(
 
 async def _said(host: HostProcess, line: str) -> bool:
     return line in host.output()
+
+
+async def _away(r: Rig) -> bool:
+    return r.stub.away()
 
 
 async def _heartbeats(r: Rig) -> bool:
