@@ -3,7 +3,8 @@
 It implements what the feedeater bot uses: GET /gateway(/bot), /users/@me, /oauth2/applications/@me,
 PUT application commands, POST/GET channel messages and GET channel, interaction callbacks and webhook
 follow-ups; the gateway speaks HELLO, IDENTIFY/RESUME, READY, GUILD_CREATE (channels, roles, members),
-heartbeats + ACK, INTERACTION_CREATE, RECONNECT (op 7) and RESUMED. Message creation honours
+heartbeats + ACK, INTERACTION_CREATE, RECONNECT (op 7) and RESUMED (replaying what was dispatched
+while the client was away; `hold_resume` keeps it away). Message creation honours
 `enforce_nonce` as Discord does (the same nonce returns the message already created).
 
 Rate limits: every route answers X-RateLimit-* headers of a per-(route, channel) bucket of
@@ -141,9 +142,12 @@ class DiscordStub:
         self.nonce_repeats = 0  # message creates answered with the message a nonce already created
         self.identifies = 0
         self.resumes = 0
+        self.hold_resume: asyncio.Event | None = None  # set by a test: RESUME waits for it (events pile up)
+        self.resumes_held = 0
         self.heartbeats = 0
         self.deleted: set[int] = set()  # channels that answer 404 Unknown Channel
         self.forbidden: set[int] = set()  # channels that answer 403 Missing Permissions
+        self.refused: set[str] = set()  # embed titles whose message create answers 400 Invalid Form Body
         self._storms: list[Storm] = []
         self._buckets: dict[str, tuple[float, int]] = {}  # bucket → (window start, requests in it)
         self._ids = itertools.count(int(time.time() * 1000) << 22)
@@ -245,6 +249,10 @@ class DiscordStub:
             },
         )
         return iid
+
+    def away(self) -> bool:
+        """The client's session has no socket and its RESUME is held: dispatches now only queue."""
+        return self.resumes_held > 0 and self._current is not None and self._current.ws is None
 
     def replies(self, iid: str) -> list[dict[str, Any]]:
         """The callback and follow-up bodies sent for one interaction."""
@@ -352,6 +360,9 @@ class DiscordStub:
                 if old is None or d["token"] != TOKEN:
                     await ws.send_json({"op": 9, "d": False})  # invalid session: identify again
                     continue
+                if self.hold_resume is not None:
+                    self.resumes_held += 1
+                    await self.hold_resume.wait()
                 self.resumes += 1
                 old.ws, session, self._current = ws, old, old
                 for payload in old.sent:
@@ -553,6 +564,8 @@ class DiscordStub:
         channel_id = int(cid)
         if (err := self._channel_error(channel_id)) is not None:
             return err
+        if any(e.get("title") in self.refused for e in body.get("embeds") or []):
+            return 400, {"message": "Invalid Form Body", "code": 50035, "errors": {}}
         posted = self.messages.setdefault(channel_id, [])
         if body.get("enforce_nonce") and body.get("nonce"):
             for m in posted:

@@ -52,7 +52,12 @@ MANIFEST = Manifest(
             max=3600,
         ),
         Setting(
-            "items_per_feed", "int", 5, "items posted per feed per round (the rest next round)", min=1, max=50
+            "items_per_feed",
+            "int",
+            5,
+            "items a feed posts to a channel per post interval (the rest later)",
+            min=1,
+            max=50,
         ),
         Setting("retention_days", "int", 90, "posted items are remembered this long", min=1, max=3650),
     ),

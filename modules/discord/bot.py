@@ -51,7 +51,8 @@ async def rss_fetcher(ctx: ModuleContext) -> Fetcher:
 
 
 class DiscordChannels:
-    """post.Channels over discord.py: 404 / 403 become ChannelUnavailable (the subscription pauses)."""
+    """post.Channels over discord.py: 404 / 403 become ChannelUnavailable (the subscription pauses),
+    another 4xx Refused (that item is skipped); anything else is retried next round."""
 
     def __init__(self, client: discord.Client) -> None:
         self.client = client
@@ -77,6 +78,10 @@ class DiscordChannels:
             raise post.ChannelUnavailable("was deleted") from None
         except discord.Forbidden as exc:
             raise post.ChannelUnavailable(f"refuses our posts ({exc.text or 'missing permission'})") from None
+        except discord.HTTPException as exc:
+            if 400 <= exc.status < 500 and exc.status != 429:  # a 429 left after discord.py's retries
+                raise post.Refused(f"{exc.status}: {exc.text}") from None
+            raise
         return message.id
 
     async def say(self, channel_id: int, text: str) -> None:
@@ -260,16 +265,18 @@ def feed_group(bot: FeedBot) -> app_commands.Group:
 
 
 async def poster(bot: FeedBot, settings: Mapping[str, Any]) -> None:
-    """Drain the queue every `post_interval_seconds`, or at once when something was queued."""
+    """Drain the queue every `post_interval_seconds`, or at once when something was queued; each feed
+    posts at most `items_per_feed` per interval to a channel (the rest in the next ones)."""
     wake = post.wake(bot.ctx)
     channels = DiscordChannels(bot)
+    interval = float(settings["post_interval_seconds"])
     while True:
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(wake.wait(), float(settings["post_interval_seconds"]))
+            await asyncio.wait_for(wake.wait(), interval)
         wake.clear()
         await bot.wait_until_ready()
         counts = await post.cycle(
-            bot.ctx.pool, channels, per_feed=int(settings["items_per_feed"]), limit=BATCH
+            bot.ctx.pool, channels, per_feed=int(settings["items_per_feed"]), window_s=interval, limit=BATCH
         )
         if any(counts.values()):
             log.info("discord: posting round %s", counts)

@@ -2,8 +2,8 @@
 
 `on_message_created` (the declared bus subscription) queues an entry for every channel subscribed to its
 feed, in the host's transaction for that delivery. `cycle` (run by the bot service) posts the oldest
-queued items, at most `per_feed` per subscription per cycle, each in its own transaction that locks the
-queue row, sends, and records (feed, channel, guid) in posted_items. A process killed between Discord's
+queued items, at most `per_feed` per subscription per `window_s` seconds (the poster's interval), each in
+its own transaction that locks the queue row, sends, and records (feed, channel, guid) in posted_items. A process killed between Discord's
 answer and the commit re-sends the item with the same nonce, and Discord (`enforce_nonce`) returns the
 message it already created instead of posting twice.
 """
@@ -29,6 +29,11 @@ NONCE_CHARS = 25  # Discord's limit for a message nonce
 
 class ChannelUnavailable(Exception):
     """The channel is gone or the bot may not post there: its subscriptions are paused, not retried."""
+
+
+class Refused(Exception):
+    """Discord refused this one message for good (a 4xx such as Invalid Form Body): retrying would fail
+    the same way every round, so the item is skipped rather than left at the head of the queue."""
 
 
 class Channels(Protocol):
@@ -66,11 +71,14 @@ def gone_notice(name: str, sub_id: int) -> str:
     )
 
 
-async def cycle(pool: asyncpg.Pool, channels: Channels, *, per_feed: int, limit: int) -> dict[str, int]:
-    """One posting round; returns counts (posted, failed, paused, gone)."""
+async def cycle(
+    pool: asyncpg.Pool, channels: Channels, *, per_feed: int, window_s: float, limit: int
+) -> dict[str, int]:
+    """One posting round (at most `per_feed` per subscription per `window_s`); returns counts (posted,
+    failed: retried next round, refused: skipped, paused, gone)."""
     counts: Counter[str] = Counter()
     async with pool.acquire() as conn:
-        pending = await store.due(conn, per_feed, limit)
+        pending = await store.due(conn, per_feed, limit, window_s)
     stopped: set[int] = set()  # channels paused during this round
     for p in pending:
         if p.sub.channel_id in stopped:
@@ -92,6 +100,16 @@ async def cycle(pool: asyncpg.Pool, channels: Channels, *, per_feed: int, limit:
                 )
                 stopped.add(p.sub.channel_id)
                 counts["paused"] += paused
+                continue
+            except Refused as exc:
+                await store.mark_posted(conn, p, None)  # remembered as seen: never queued again
+                log.warning(
+                    "discord: Discord refused item %r for channel %s (%s); skipped",
+                    p.item.guid,
+                    p.sub.channel_id,
+                    exc,
+                )
+                counts["refused"] += 1
                 continue
             except Exception as exc:
                 await store.mark_failed(conn, p, f"{type(exc).__name__}: {exc}")

@@ -154,20 +154,28 @@ class Pending:
     item: Item
 
 
-async def due(conn: asyncpg.Connection, per_feed: int, limit: int) -> list[Pending]:
-    """The oldest `per_feed` queued items of each active subscription, oldest first (not locked: the
-    poster locks each row with `lock` before sending)."""
+async def due(conn: asyncpg.Connection, per_feed: int, limit: int, window_s: float) -> list[Pending]:
+    """The oldest queued items of each active subscription, oldest first: at most `per_feed` per
+    subscription per `window_s` seconds, counting what it posted in the last `window_s` (so a burst of
+    new entries goes out `per_feed` at a time, however often the poster is woken). Not locked: the
+    poster locks each row with `lock` before sending."""
     rows = await conn.fetch(
-        f"""SELECT o.guid, o.item, {_S_COLUMNS}
+        f"""WITH recent AS (
+                SELECT feed_id, channel_id, count(*) AS n FROM mod_discord.posted_items
+                WHERE message_id IS NOT NULL AND posted_at > now() - make_interval(secs => $3)
+                GROUP BY feed_id, channel_id)
+            SELECT o.guid, o.item, {_S_COLUMNS}
             FROM (SELECT subscription_id, guid, item, sort_at, queued_at, row_number() OVER (
                       PARTITION BY subscription_id ORDER BY sort_at, queued_at, guid) AS n
                   FROM mod_discord.outgoing) o
             JOIN mod_discord.subscriptions s ON s.id = o.subscription_id
-            WHERE s.paused_at IS NULL AND o.n <= $1
+            LEFT JOIN recent r ON r.feed_id = s.feed_id AND r.channel_id = s.channel_id
+            WHERE s.paused_at IS NULL AND o.n <= $1 - coalesce(r.n, 0)
             ORDER BY o.sort_at, o.queued_at, o.guid
             LIMIT $2""",
         per_feed,
         limit,
+        window_s,
     )
     return [Pending(_sub(r), Item.from_rss(r["item"])) for r in rows]
 

@@ -50,7 +50,10 @@ class Rig:
         self, user_id: int, sub: str, options: dict[str, Any] | None = None, **kw: Any
     ) -> list[dict[str, Any]]:
         """Dispatch a command and wait for its final reply (the callback, or the follow-up after a defer)."""
-        iid = await self.stub.interact(user_id, sub, options, **kw)
+        return await self.reply(await self.stub.interact(user_id, sub, options, **kw), sub)
+
+    async def reply(self, iid: str, sub: str) -> list[dict[str, Any]]:
+        """The final reply to interaction `iid`, once it came."""
 
         async def final() -> list[dict[str, Any]] | None:
             got = self.stub.replies(iid)
@@ -65,9 +68,9 @@ class Rig:
     async def commands_registered(self) -> bool:
         return bool(self.stub.commands)
 
-    async def connect(self, name: str = "a") -> HostProcess:
+    async def connect(self, name: str = "a", **extra: str) -> HostProcess:
         """Start a host and wait until its bot is on the gateway with the /feed command registered."""
-        host = self.start_host(name)
+        host = self.start_host(name, **extra)
         await self.stub.connected()
         await until(self.commands_registered, timeout=60, what="the /feed command registered")
         return host

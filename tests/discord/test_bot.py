@@ -3,13 +3,16 @@ through INTERACTION_CREATE, ephemeral replies, posted embeds, new entries arrivi
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from pathlib import Path
 
+from modules.discord.format import colour
+from tests import discordstub
 from tests.discord.harness import Rig, ephemeral, reply_text, rig
 from tests.discordstub import GENERAL, LOCKED, MANAGER_USER, NEWS, PLAIN_USER
 from tests.feedserver import Item, Route, ago, rss
-from tests.services import until
+from tests.services import HostProcess, feedeater, feedeater_env, until
 
 BASE = ago(hours=5)
 
@@ -24,9 +27,10 @@ def items(n: int, start: int = 0) -> list[Item]:
 async def test_add_posts_a_preview_then_new_entries_from_the_bus(
     tmp_path: Path, database_url: str, nats_url: str
 ) -> None:
-    async with rig(tmp_path, database_url, nats_url) as r:
+    interval = 4.0  # the poster's interval: each feed posts at most 5 items per interval to a channel
+    async with rig(tmp_path, database_url, nats_url, bucket_limit=50) as r:
         r.feeds.route("/f/stub", Route(body=rss(items(6), title="Stub News")))
-        host = await r.connect()
+        host = await r.connect(FEEDEATER_DISCORD_POST_INTERVAL_SECONDS=str(interval))
 
         replies = await r.command(MANAGER_USER, "add", {"url": r.feeds.url("/f/stub")})
         assert ephemeral(replies)
@@ -36,16 +40,44 @@ async def test_add_posts_a_preview_then_new_entries_from_the_bus(
         await until(lambda: r.has_posted(GENERAL, 3), what="the preview", timeout=60)
         assert await r.posted_titles(GENERAL) == ["Item 3", "Item 4", "Item 5"]
 
-        # A new entry: rss polls it, publishes messageCreated, our subscription queues it, the bot posts it.
-        r.feeds.route("/f/stub", Route(body=rss(items(8), title="Stub News")))
+        # Discord asks the bot to reconnect (op 7); a command sent while it is away is replayed when it
+        # resumes the session (no new IDENTIFY) and answered; nothing is re-posted.
+        await until(lambda: _heartbeats(r), what="a heartbeat")
+        r.stub.hold_resume = asyncio.Event()
+        await r.stub.reconnect()
+        await until(lambda: _away(r), what="the bot away, its RESUME held")
+        iid = await r.stub.interact(PLAIN_USER, "list")
+        r.stub.hold_resume.set()
+        await r.stub.connected()
+        assert (r.stub.identifies, r.stub.resumes) == (1, 1)
+        assert reply_text(await r.reply(iid, "list")).startswith("`1` **Stub News** → ")
+
+        # New entries: rss polls them, publishes messageCreated, our subscription queues them, the bot
+        # posts them, oldest first, at most 5 per interval (the preview counts).
+        r.feeds.route("/f/stub", Route(body=rss(items(14), title="Stub News")))
         await r.poll_now()
-        await until(lambda: r.has_posted(GENERAL, 5), what="the new entries", timeout=90)
-        assert await r.posted_titles(GENERAL) == ["Item 3", "Item 4", "Item 5", "Item 6", "Item 7"]
+        await until(lambda: r.has_posted(GENERAL, 11), what="the new entries", timeout=120)
+        assert await r.posted_titles(GENERAL) == [f"Item {i}" for i in range(3, 14)]
         embed = r.stub.posted(GENERAL)[-1]["embeds"][0]
-        assert embed["description"] == "Body 7"
+        assert embed["description"] == "Body 13"
         assert embed["author"]["name"] == "Stub News"
-        assert embed["url"] == "http://example.org/g7" or embed["url"].endswith("g7")
+        assert embed["url"].endswith("g13")
+        assert embed["footer"]["text"].endswith(" ago · Feed 1")  # relative date, subscription id
+        assert embed["color"] == colour(r.feeds.url("/f/stub"))
+        posted_at = await r.pool.fetch(
+            "SELECT posted_at FROM mod_discord.posted_items WHERE message_id IS NOT NULL ORDER BY posted_at"
+        )
+        spans = [(posted_at[k + 5][0] - posted_at[k][0]).total_seconds() for k in range(len(posted_at) - 5)]
+        assert min(spans) >= interval, spans  # never a 6th item within one interval
         assert host.proc.poll() is None
+
+        # The token is a secret setting: neither the host's log nor `feedeater settings` shows it.
+        env = feedeater_env(r.tmp / "cli", r.database_url, r.nats_url, **r.env)
+        for args in (("settings", "get", "discord"), ("settings", "get", "discord.bot_token", "--json")):
+            shown = feedeater(env, *args)
+            assert shown.returncode == 0 and "bot_token" in shown.stdout, shown
+            assert discordstub.TOKEN not in shown.stdout + shown.stderr
+        assert discordstub.TOKEN not in host.output()
 
 
 async def test_every_command_with_and_without_the_manager_role(
@@ -60,13 +92,33 @@ async def test_every_command_with_and_without_the_manager_role(
                 headers={"Content-Type": "text/html"},
             ),
         )
+        r.feeds.route(
+            "/blog.html",
+            Route(
+                body=b'<html><head><link rel="alternate" type="application/rss+xml" href="/f/stub">'
+                b"</head><body>blog</body></html>",
+                headers={"Content-Type": "text/html"},
+            ),
+        )
         await r.connect()
+        idle = r.start_host("idle", FEEDEATER_DISCORD_BOT_TOKEN="")  # no token: no bot on this host
+        # Registered as one application command group with its five subcommands.
+        (feed,) = r.stub.commands
+        assert feed["name"] == "feed" and feed["type"] == 1
+        subs = {o["name"]: o for o in feed["options"]}
+        assert sorted(subs) == ["add", "config", "list", "preview", "remove"]
+        assert [(o["name"], o.get("required", False)) for o in subs["add"]["options"]] == [
+            ("url", True),
+            ("channel", False),
+        ]
         url = r.feeds.url("/f/stub")
 
         async def say(user: int, sub: str, options: dict[str, object] | None = None) -> str:
             replies = await r.command(user, sub, options)
             assert ephemeral(replies), replies
-            return reply_text(replies)
+            text = reply_text(replies)
+            assert text and "\n" not in text, text  # one line (only /feed list has one per feed)
+            return text
 
         # Without the role: add, remove and config are refused, with one line naming the role.
         for sub, options in (("add", {"url": url}), ("remove", {"id": 1}), ("config", None)):
@@ -97,10 +149,13 @@ async def test_every_command_with_and_without_the_manager_role(
         )
         assert not r.stub.posted(LOCKED)
 
-        # The manager adds to another channel; list shows it; remove takes it away.
-        added = await say(MANAGER_USER, "add", {"url": url, "channel": NEWS})
+        # The manager adds a blog page to another channel: its advertised feed is discovered and
+        # subscribed; list shows it; remove takes it away.
+        added = await say(MANAGER_USER, "add", {"url": r.feeds.url("/blog.html"), "channel": NEWS})
         sub_id = int(added.rsplit("(ID: ", 1)[1].rstrip(")"))
         assert added == f"Feed added: **Stub News** (ID: {sub_id})"
+        feed_url = "SELECT feed_url FROM mod_discord.subscriptions WHERE id = $1"
+        assert await r.pool.fetchval(feed_url, sub_id) == url
         await until(lambda: r.has_posted(NEWS, 2), what="the preview in #news")
         listing = await say(PLAIN_USER, "list")
         assert listing.startswith(f"`{sub_id}` **Stub News** → <#{NEWS}> · ")
@@ -112,19 +167,19 @@ async def test_every_command_with_and_without_the_manager_role(
         assert not r.stub.posted(GENERAL)
         # Nothing but interaction replies went out for the refused commands.
         assert [m["embeds"][0]["title"] for m in r.stub.posted(NEWS)] == ["Item 0", "Item 1"]
+        # The host without a token ran all along with its bot offline, saying so once.
+        offline = "discord.bot_token is not set; the bot stays offline"
+        await until(lambda: _said(idle, offline), what="the offline line")
+        assert idle.output().count(offline) == 1 and idle.proc.poll() is None
+        assert r.stub.identifies == 1  # only the host with the token connected
 
 
-async def test_gateway_reconnect_resumes_the_session(
-    tmp_path: Path, database_url: str, nats_url: str
-) -> None:
-    async with rig(tmp_path, database_url, nats_url) as r:
-        await r.connect()
-        await until(lambda: _heartbeats(r), what="a heartbeat")
-        await r.stub.reconnect()
-        await r.stub.connected()
-        assert (r.stub.identifies, r.stub.resumes) == (1, 1)
-        replies = await r.command(PLAIN_USER, "list")
-        assert reply_text(replies).startswith("No feeds in this server yet")
+async def _said(host: HostProcess, line: str) -> bool:
+    return line in host.output()
+
+
+async def _away(r: Rig) -> bool:
+    return r.stub.away()
 
 
 async def _heartbeats(r: Rig) -> bool:

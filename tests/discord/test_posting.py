@@ -106,22 +106,40 @@ async def test_deleted_channel_pauses_and_a_gone_feed_is_announced_once(
         notice = "answers 410 Gone"
         await until(lambda: _notices(r, notice, 1), timeout=90, what="the 410 notice")
 
-        # A later round (it posts a new item of a live feed, then looks for gone feeds again): the
-        # notice is not repeated and the paused channel is not retried.
+        # Later rounds: Discord refuses one item for good (400 Invalid Form Body): it is skipped, not
+        # retried every round; the next items still go out. Each round also looks for gone feeds again:
+        # the notice is not repeated, and the paused channel is not retried.
         tries = len([q for q in r.stub.requests if q.path == f"/channels/{NEWS}/messages"])
-        r.feeds.route("/f/live", Route(body=rss(items(2), title="Feed /f/live")))
-        await r.poll_now()
-        await until(lambda: r.has_posted(GENERAL, 3), timeout=90, what="the live feed's new item")
-        await r.poll_now()
+        r.stub.refused.add("Item 1")
         r.feeds.route("/f/live", Route(body=rss(items(3), title="Feed /f/live")))
-        await until(lambda: r.has_posted(GENERAL, 4), timeout=90, what="another round")
+        await r.poll_now()
+        await until(lambda: _live(r, ["Item 0", "Item 2"]), timeout=90, what="the live feed's items")
+        r.feeds.route("/f/live", Route(body=rss(items(4), title="Feed /f/live")))
+        await r.poll_now()  # Item 3 goes out in a round that starts after Item 2's round ended
+        await until(lambda: _live(r, ["Item 0", "Item 2", "Item 3"]), timeout=90, what="another round")
         assert await _notices(r, notice, 1)
         assert len([q for q in r.stub.requests if q.path == f"/channels/{NEWS}/messages"]) == tries
+        refused = [q for q in r.stub.requests if q.status == 400]
+        assert [q.body["embeds"][0]["title"] for q in refused] == ["Item 1"]  # tried once
+        waiting = """SELECT count(*) FROM mod_discord.outgoing o JOIN mod_discord.subscriptions s
+                     ON s.id = o.subscription_id WHERE s.paused_at IS NULL"""
+        assert await r.pool.fetchval(waiting) == 0  # (the paused channels' items wait for a resume)
         log = r.hosts[0].output()
         assert f"discord: channel {NEWS} was deleted; 1 subscription(s) paused" in log
         assert "service discord.bot failed" not in log  # a log line, not a crash loop
+        assert "discord: Discord refused item 'g1' for channel" in log
         listing = reply_text(await r.command(MANAGER_USER, "list"))
         assert "paused: was deleted" in listing and "gone (410)" in listing
+
+
+async def _live(r: Rig, want: list[str]) -> bool:
+    """The titles posted to #general for the feed /f/live are exactly `want`."""
+    live = [
+        m["embeds"][0]["title"]
+        for m in r.stub.posted(GENERAL)
+        if m["embeds"] and m["embeds"][0]["author"]["name"] == "Feed /f/live"
+    ]
+    return live == want
 
 
 async def _notices(r: Rig, text: str, n: int) -> bool:
