@@ -321,13 +321,14 @@ async def assert_exactly_once(pool: asyncpg.Pool, js: JetStreamContext) -> list[
     """Nothing lost, nothing duplicated: every entry has one event in the outbox and exactly one in the
     stream (MessageUpdated revisions too), every outbox row was delivered once, and each feed's events
     reached the stream in the order they were written. Returns the stream's RSS messages."""
-    await until(lambda: _no_pending(pool), timeout=30, what="outbox drained")
+    # Generous: it may include a `feedeater run` starting (minutes of imports on a loaded 2-core machine).
+    await until(lambda: _no_pending(pool), timeout=240, what="outbox drained")
     rows = await pool.fetch(
         "SELECT event_id FROM host.outbox WHERE subject LIKE 'feedeater.rss.%' ORDER BY id"
     )
     outbox_ids = [str(r["event_id"]) for r in rows]
     rss_outbox = set(outbox_ids)
-    got = await BusReader(js).all("feedeater.rss.>", expect=len(outbox_ids), timeout=15)
+    got = await BusReader(js).all("feedeater.rss.>", expect=len(outbox_ids), timeout=60)
     stream_ids = [m["_msg_id"] for m in got]
     assert len(stream_ids) == len(set(stream_ids)), "a Nats-Msg-Id reached the stream twice"
     assert set(stream_ids) == rss_outbox, "the stream and the outbox disagree"
