@@ -135,3 +135,29 @@ async def test_a_crashing_service_is_restarted_and_its_state_recorded(host: Host
         await supervisor.stop()
     row = await host.require_pool().fetchrow("SELECT state FROM host.service_state WHERE name = 'gateway'")
     assert row["state"] == "stopped"
+
+
+async def test_a_consumer_behind_shows_its_lag(host: Host) -> None:
+    """The lag is read before each fetch: while the first batch is being handled it still counts every
+    event that had not been delivered, so a consumer that is behind is visible, not just one at 0."""
+    release, handling = asyncio.Event(), asyncio.Event()
+
+    async def slow(ctx: ModuleContext, conn: asyncpg.Connection, event: ReceivedEvent) -> None:
+        handling.set()
+        await release.wait()
+
+    sub = Subscription("slow", "feedeater.demo.messageCreated", slow)
+    demo(host, sub)
+    ctx = await host.context("demo")
+    await publish(host, {"n": 1}, {"n": 2}, {"n": 3})
+    assert host.js is not None
+    unit = Unit("demo", "slow", "subscription")
+    task = asyncio.create_task(Consumer(ctx, sub, host.js, unit).run())
+    try:
+        await asyncio.wait_for(handling.wait(), 60)
+        assert unit.pending == 3
+        assert 'feedeater_consumer_pending{consumer="demo.slow"} 3.0' in generate_latest().decode()
+    finally:
+        release.set()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
