@@ -126,6 +126,7 @@ async def test_message_created_links_its_context(host) -> None:
         await outbox.enqueue(conn, message_created("test", msg))
         await contexts.update(
             conn,
+            outbox.emitter("test", ("contextUpdated",)),
             module="test",
             source_key="thing:1",
             summary_short="s",
