@@ -1,5 +1,5 @@
 """One backoff policy for everything that retries: AI calls, embeddings, article fetches, feed errors,
-the outbox relay and supervised services.
+the outbox relay, supervised services, bus redelivery and circuit-breaker cool-downs.
 
 Exponential from `base_s`, doubling per failed attempt, capped at `cap_s`; a server's Retry-After is
 honoured when it asks for longer, up to `retry_after_cap_s` (a misread header must not park work for

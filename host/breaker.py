@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from host.backoff import Backoff
+
 Phase = Literal["closed", "open"]
 
 
@@ -55,7 +57,7 @@ def record(state: BreakerState, failed: bool, params: BreakerParams = BreakerPar
     probe_failed = state.phase == "open"
     if probe_failed or (history.bit_count() >= params.failures):
         opens = state.opens + 1
-        cooldown = min(params.cooldown_s * 2 ** (opens - 1), params.max_cooldown_s)
+        cooldown = Backoff(params.cooldown_s, params.max_cooldown_s).delay(opens)
         return Verdict(BreakerState("open", history, opens), cooldown, None if probe_failed else "opened")
     return Verdict(BreakerState("closed", history, state.opens), None, None)
 

@@ -1,4 +1,8 @@
-"""The host's current context per (owner_module, source_key), written together with its ContextUpdated."""
+"""The host's current context per (owner_module, source_key), written together with its ContextUpdated.
+
+The event leaves through the owner's `ctx.emit`, like every other event a module publishes: a module
+that does not declare `contextUpdated` (or names another module as owner) is refused.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +13,13 @@ from typing import Any
 
 import asyncpg
 
-from host import outbox
 from host.events import context_updated, truncate_utf16
+from host.module import Emit
 
 
 async def update(
     conn: asyncpg.Connection,
+    emit: Emit,
     *,
     module: str,
     source_key: str,
@@ -26,7 +31,8 @@ async def update(
     meta: dict[str, Any] | None = None,
     now: datetime | None = None,
 ) -> int:
-    """Store the new context version and queue its ContextUpdated; call inside the caller's transaction."""
+    """Store the new context version and emit its ContextUpdated (`ctx.emit` of `module`); call inside
+    the caller's transaction."""
     now = now or datetime.now(UTC)
     short = truncate_utf16(summary_short)
     version: int = await conn.fetchval(
@@ -59,7 +65,7 @@ async def update(
         message_id=message_id,
         embedding=embedding,
     )
-    await outbox.enqueue(conn, event)
+    await emit(conn, event)
     return version
 
 

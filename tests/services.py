@@ -132,6 +132,9 @@ async def host(tmp_path: Path, database_url: str, nats_url: str) -> AsyncIterato
     await h.close()
 
 
+READ_TIMEOUT_S = 60.0  # per message; generous: a stall is a failure, not the end of the stream
+
+
 class BusReader:
     """Reads what actually reached a JetStream stream (not what we meant to send).
 
@@ -155,8 +158,11 @@ class BusReader:
             await asyncio.sleep(0.1)
 
     async def _read(self, subject: str) -> list[dict[str, Any]]:
-        info = await self.js.stream_info(self.stream)
-        if info.state.messages == 0:
+        """Exactly the messages the stream holds on `subject` now: counted first, then read until all
+        arrived. A pause in delivery (a busy machine) must not end the read early and hide messages."""
+        info = await self.js.stream_info(self.stream, subjects_filter=subject)
+        count = sum((info.state.subjects or {}).values())
+        if count == 0:
             return []
         sub = await self.js.subscribe(
             subject,
@@ -166,11 +172,9 @@ class BusReader:
         )
         out: list[dict[str, Any]] = []
         try:
-            while True:
-                try:
-                    msg = await sub.next_msg(timeout=0.5)
-                except nats.errors.TimeoutError:
-                    break
+            while len(out) < count:
+                # Raises when the stream stops delivering what it says it holds: never a short list.
+                msg = await sub.next_msg(timeout=READ_TIMEOUT_S)
                 body = json.loads(msg.data)
                 body["_headers"] = dict(msg.headers or {})
                 body["_msg_id"] = body["_headers"].get("Nats-Msg-Id")
@@ -317,13 +321,14 @@ async def assert_exactly_once(pool: asyncpg.Pool, js: JetStreamContext) -> list[
     """Nothing lost, nothing duplicated: every entry has one event in the outbox and exactly one in the
     stream (MessageUpdated revisions too), every outbox row was delivered once, and each feed's events
     reached the stream in the order they were written. Returns the stream's RSS messages."""
-    await until(lambda: _no_pending(pool), timeout=30, what="outbox drained")
+    # Generous: it may include a `feedeater run` starting (minutes of imports on a loaded 2-core machine).
+    await until(lambda: _no_pending(pool), timeout=240, what="outbox drained")
     rows = await pool.fetch(
         "SELECT event_id FROM host.outbox WHERE subject LIKE 'feedeater.rss.%' ORDER BY id"
     )
     outbox_ids = [str(r["event_id"]) for r in rows]
     rss_outbox = set(outbox_ids)
-    got = await BusReader(js).all("feedeater.rss.>", expect=len(outbox_ids), timeout=15)
+    got = await BusReader(js).all("feedeater.rss.>", expect=len(outbox_ids), timeout=60)
     stream_ids = [m["_msg_id"] for m in got]
     assert len(stream_ids) == len(set(stream_ids)), "a Nats-Msg-Id reached the stream twice"
     assert set(stream_ids) == rss_outbox, "the stream and the outbox disagree"

@@ -250,9 +250,11 @@ async def test_opml_round_trip_and_bad_opml(api: Api, feed: dict[str, Any]) -> N
 
 async def test_contexts(api: Api, feed: dict[str, Any]) -> None:
     key = context_key(feed["id"])
+    emit = (await api.host.context("rss")).emit
     async with api.host.require_pool().acquire() as conn, conn.transaction():
         await contexts.update(
             conn,
+            emit,
             module="rss",
             source_key=key,
             summary_short="Solar",

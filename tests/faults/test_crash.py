@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import asyncpg
+import pytest
 
 from host.services import EmbeddedNats
 from modules.rss import store
@@ -26,6 +27,7 @@ async def published(pool: asyncpg.Pool) -> int:
     return int(await pool.fetchval("SELECT count(*) FROM host.outbox WHERE published_at IS NOT NULL"))
 
 
+@pytest.mark.timeout(900)  # waits for conditions with generous deadlines; a busy machine is slow
 async def test_sigkill_before_publish_and_mid_relay_loses_and_doubles_nothing(
     tmp_path: Path, database_url: str, own_nats: EmbeddedNats
 ) -> None:
@@ -53,7 +55,7 @@ async def test_sigkill_before_publish_and_mid_relay_loses_and_doubles_nothing(
             async def stored() -> bool:
                 return await pending_events(pool) == ENTRIES
 
-            await until(stored, timeout=60, what="entries and events committed")
+            await until(stored, timeout=240, what="entries and events committed")
             first.kill()  # 1. killed after the insert, before any publish
             assert await pool.fetchval("SELECT count(*) FROM mod_rss.entries") == ENTRIES
             assert await published(pool) == 0
@@ -62,7 +64,7 @@ async def test_sigkill_before_publish_and_mid_relay_loses_and_doubles_nothing(
             second = HostProcess(tmp_path / "b", database_url, url, "crash-b", **RUN_ENV)
             procs.append(second)
             done = await until(
-                lambda: published(pool), timeout=60, interval=0.005, what="relay of host b started"
+                lambda: published(pool), timeout=240, interval=0.005, what="relay of host b started"
             )
             second.kill()  # 2. killed mid-relay (possibly between a publish and its mark)
             left = await pending_events(pool)
@@ -80,6 +82,7 @@ async def test_sigkill_before_publish_and_mid_relay_loses_and_doubles_nothing(
         await observer.close()
 
 
+@pytest.mark.timeout(600)  # waits for conditions with generous deadlines; a busy machine is slow
 async def test_published_but_unmarked_events_are_resent_and_dropped_by_jetstream(
     tmp_path: Path, database_url: str, nats_url: str
 ) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import asyncpg
 import nats
+import pytest
 
 from host.services import EmbeddedNats, EmbeddedPostgres, free_port
 from modules.rss import store
@@ -33,6 +34,7 @@ async def stored(pool: asyncpg.Pool, want: int) -> bool:
     return int(await pool.fetchval("SELECT count(*) FROM mod_rss.entries")) == want
 
 
+@pytest.mark.timeout(900)  # waits for conditions with generous deadlines; a busy machine is slow
 async def test_run_ingests_while_nats_is_down_and_attaches_when_it_returns(
     tmp_path: Path, database_url: str, own_nats: EmbeddedNats
 ) -> None:
@@ -59,7 +61,7 @@ async def test_run_ingests_while_nats_is_down_and_attaches_when_it_returns(
 
             await until(lambda: stored(pool, 9), timeout=120, what="ingest without NATS")
             assert await pending_events(pool) == 9  # the events wait in the outbox
-            status, report = await until(lambda: health(port), what="/healthz answers")
+            status, report = await until(lambda: health(port), timeout=120, what="/healthz answers")
             assert status == 503 and report["status"] == "degraded", report
             assert any("NATS not attached" in p for p in report["degraded"]), report
             search = next(u for u in report["units"] if u["module"] == "rss" and u["name"] == "search")
@@ -69,7 +71,7 @@ async def test_run_ingests_while_nats_is_down_and_attaches_when_it_returns(
             nc = await nats.connect(url)
             try:
                 assert len(await assert_exactly_once(pool, nc.jetstream())) == 9
-                await until(lambda: _healthy(port), timeout=60, what="/healthz ok once NATS is back")
+                await until(lambda: _healthy(port), timeout=180, what="/healthz ok once NATS is back")
                 reply = await nc.request(
                     "feedeater.rss.search", json.dumps({"query": "solar"}).encode(), timeout=30
                 )
@@ -91,6 +93,7 @@ async def test_run_ingests_while_nats_is_down_and_attaches_when_it_returns(
     assert "NATS not available" in proc.output()  # it said why it was waiting
 
 
+@pytest.mark.timeout(600)  # waits for conditions with generous deadlines; a busy machine is slow
 async def test_run_waits_for_a_database_that_comes_up(
     tmp_path: Path, nats_url: str, own_pg: EmbeddedPostgres
 ) -> None:
@@ -107,9 +110,9 @@ async def test_run_waits_for_a_database_that_comes_up(
         FEEDEATER_DB_WAIT_SECONDS="600",
     )
     try:
-        await until(lambda: _logged(proc, "unreachable"), timeout=60, what="a retry line")
+        await until(lambda: _logged(proc, "unreachable"), timeout=240, what="a retry line")
         own_pg.start()
-        await until(lambda: _healthy(port), timeout=120, what="the host runs once PostgreSQL is up")
+        await until(lambda: _healthy(port), timeout=240, what="the host runs once PostgreSQL is up")
     finally:
         proc.stop()
     assert "Traceback" not in proc.output(), proc.output()[-3000:]

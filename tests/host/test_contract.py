@@ -11,6 +11,7 @@ import asyncpg
 import pytest
 from prometheus_client import generate_latest
 
+from host import contexts
 from host.consumers import DLQ_STREAM, ERROR_HEADER, Consumer
 from host.events import Event
 from host.module import Manifest, ModuleContext, ModuleSpec, ReceivedEvent, Service, Subscription
@@ -28,6 +29,38 @@ async def test_emit_refuses_events_the_manifest_does_not_declare(host: Host) -> 
             await ctx.emit(conn, Event(uuid.uuid4(), "feedeater.rss.secret", {}))
         ok = Event(uuid.uuid4(), "feedeater.rss.contextUpdated", {"type": "ContextUpdated"})
         assert await ctx.emit(conn, ok, ok) == 1  # the same event id twice is queued once
+
+
+async def test_contexts_are_published_through_the_owners_emit(host: Host) -> None:
+    """contexts.update queued its ContextUpdated straight into the outbox, a second way to publish that
+    skipped the manifest check: a module could announce a context for another module."""
+    rss = await host.context("rss")
+    demo(host, Subscription("unused", "feedeater.none.x", _never))  # declares no contextUpdated
+    pool = host.require_pool()
+    for emit, module in ((rss.emit, "digest"), ((await host.context("demo")).emit, "demo")):
+        with pytest.raises(ValueError, match=f"may not emit feedeater.{module}.contextUpdated"):
+            async with pool.acquire() as conn, conn.transaction():  # rolled back: no row either
+                await contexts.update(
+                    conn,
+                    emit,
+                    module=module,
+                    source_key="k",
+                    summary_short="s",
+                    summary_long="l",
+                    key_points=[],
+                )
+    async with pool.acquire() as conn, conn.transaction():
+        await contexts.update(
+            conn, rss.emit, module="rss", source_key="k", summary_short="s", summary_long="l", key_points=[]
+        )
+    assert await pool.fetchval("SELECT array_agg(subject) FROM host.outbox") == [
+        "feedeater.rss.contextUpdated"
+    ]
+    assert await pool.fetchval("SELECT array_agg(owner_module) FROM host.contexts") == ["rss"]
+
+
+async def _never(ctx: ModuleContext, conn: asyncpg.Connection, event: ReceivedEvent) -> None:
+    raise AssertionError("not subscribed in this test")
 
 
 def demo(host: Host, sub: Subscription) -> None:
@@ -135,3 +168,29 @@ async def test_a_crashing_service_is_restarted_and_its_state_recorded(host: Host
         await supervisor.stop()
     row = await host.require_pool().fetchrow("SELECT state FROM host.service_state WHERE name = 'gateway'")
     assert row["state"] == "stopped"
+
+
+async def test_a_consumer_behind_shows_its_lag(host: Host) -> None:
+    """The lag is read before each fetch: while the first batch is being handled it still counts every
+    event that had not been delivered, so a consumer that is behind is visible, not just one at 0."""
+    release, handling = asyncio.Event(), asyncio.Event()
+
+    async def slow(ctx: ModuleContext, conn: asyncpg.Connection, event: ReceivedEvent) -> None:
+        handling.set()
+        await release.wait()
+
+    sub = Subscription("slow", "feedeater.demo.messageCreated", slow)
+    demo(host, sub)
+    ctx = await host.context("demo")
+    await publish(host, {"n": 1}, {"n": 2}, {"n": 3})
+    assert host.js is not None
+    unit = Unit("demo", "slow", "subscription")
+    task = asyncio.create_task(Consumer(ctx, sub, host.js, unit).run())
+    try:
+        await asyncio.wait_for(handling.wait(), 60)
+        assert unit.pending == 3
+        assert 'feedeater_consumer_pending{consumer="demo.slow"} 3.0' in generate_latest().decode()
+    finally:
+        release.set()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from nats.js.errors import NotFoundError
 
 from host import outbox
-from host.events import Event, stable_uuid
+from host.events import STREAM, Event, stable_uuid
 from host.services import EmbeddedNats
 from tests.services import BusReader, make_host, reset_stream
 
@@ -125,6 +126,7 @@ async def test_message_created_links_its_context(host) -> None:
         await outbox.enqueue(conn, message_created("test", msg))
         await contexts.update(
             conn,
+            outbox.emitter("test", ("contextUpdated",)),
             module="test",
             source_key="thing:1",
             summary_short="s",
@@ -146,3 +148,64 @@ async def test_bus_reader_raises_when_the_stream_cannot_be_read(own_nats: Embedd
             await BusReader(nc.jetstream()).all()  # no stream at all
     finally:
         await nc.close()
+
+
+class SlowLink:
+    """A TCP relay to a NATS server whose server-to-client direction is a slow link (bytes per second)."""
+
+    def __init__(self, url: str, *, bytes_per_s: int) -> None:
+        self.target = url.removeprefix("nats://").rsplit(":", 1)
+        self.chunk = max(bytes_per_s // 10, 1)  # a tenth of a second's worth at a time
+        self.pipes: set[asyncio.Task[None]] = set()
+
+    async def __aenter__(self) -> str:
+        self.server = await asyncio.start_server(self._relay, "127.0.0.1", 0)
+        return f"nats://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+
+    async def __aexit__(self, *_exc: object) -> None:
+        self.server.close()
+        for task in self.pipes:
+            task.cancel()
+        await asyncio.gather(*self.pipes, return_exceptions=True)
+
+    async def _relay(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+        server_r, server_w = await asyncio.open_connection(self.target[0], int(self.target[1]))
+        for task in (
+            self._pipe(client_r, server_w, 1 << 16, 0),
+            self._pipe(server_r, client_w, self.chunk, 0.1),
+        ):
+            self.pipes.add(asyncio.create_task(task))
+
+    @staticmethod
+    async def _pipe(r: asyncio.StreamReader, w: asyncio.StreamWriter, size: int, pause: float) -> None:
+        with contextlib.suppress(ConnectionError):
+            while data := await r.read(size):
+                w.write(data)
+                await w.drain()
+                await asyncio.sleep(pause)
+        w.close()
+
+
+async def test_bus_reader_reads_every_message_even_when_delivery_is_slow(own_nats: EmbeddedNats) -> None:
+    """It stopped at the first half second without a message, so on a busy machine a slow delivery hid
+    events from "exactly these" and "nothing was published" assertions. Here the reader's connection
+    passes through a slow link (2.5 KB/s): each padded message takes ~0.8 s to arrive."""
+    url = own_nats.start()
+    nc = await nats.connect(url)
+    async with SlowLink(url, bytes_per_s=2500) as slow_url:
+        reader = await nats.connect(slow_url, connect_timeout=30)
+        try:
+            js = nc.jetstream()
+            await js.add_stream(name=STREAM, subjects=["feedeater.>"])
+            pad = "x" * 1800  # ~0.8 s each on the slow link
+            for n, module in [(0, "test"), (1, "test"), (2, "other"), (3, "test")]:
+                e = Event(
+                    stable_uuid("test", str(n)), f"feedeater.{module}.messageCreated", {"n": n, "pad": pad}
+                )
+                await js.publish(e.subject, e.encode(), headers={"Nats-Msg-Id": str(e.event_id)})
+            slow = BusReader(reader.jetstream(timeout=30))
+            assert [m["n"] for m in await slow.all("feedeater.test.messageCreated")] == [0, 1, 3]
+            assert await slow.all("feedeater.none.messageCreated") == []  # nothing there: no waiting
+        finally:
+            await reader.close()
+            await nc.close()

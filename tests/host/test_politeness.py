@@ -72,6 +72,13 @@ def test_failed_probes_double_the_cooldown_up_to_the_cap_and_success_closes() ->
     assert got[-1] == ("closed", None, "closed")
 
 
+def test_a_circuit_open_for_years_keeps_its_capped_cooldown() -> None:
+    """The cool-down is host.backoff's: a long-dead host's 1,100th failed probe doubled a float into an
+    OverflowError before the breaker used the one backoff policy."""
+    verdict = record(BreakerState("open", 0b11111, opens=1100), True, BreakerParams())
+    assert (verdict.state.opens, verdict.cooldown_s) == (1101, BreakerParams().max_cooldown_s)
+
+
 def test_a_closed_circuit_after_a_probe_starts_with_a_clean_history() -> None:
     state = BreakerState()
     for ch in "xxx.":

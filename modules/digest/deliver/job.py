@@ -88,6 +88,7 @@ async def build(
             top = digest.section("top")
             await contexts.update(
                 conn,
+                ctx.emit,
                 module=publish.MODULE,
                 source_key=publish.context_key(kind.name),
                 summary_short=f"{kind.title}: {len(top)} top stories, {digest.article_count} articles",

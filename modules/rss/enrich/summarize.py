@@ -527,6 +527,7 @@ async def summarize_feed(ctx: ModuleContext, cand: Candidate, due: Due) -> Produ
     async with ctx.pool.acquire() as conn, conn.transaction():
         await contexts.update(
             conn,
+            ctx.emit,
             module=publish.MODULE,
             source_key=key,
             summary_short=produced.summary.short,
