@@ -43,15 +43,10 @@ _BLOCKS = (
 _LINES = ("br", "li", "dt", "dd", "td", "th", "caption")
 # Tags as html5ever serializes them (lower-case names, double-quoted attribute values that may hold ">")
 _ATTRIBUTES = r'[^>"]*(?:"[^"]*"[^>"]*)*>'
-_ANY_TAG = re.compile(rf"<(/?[A-Za-z][A-Za-z0-9]*){_ATTRIBUTES}")  # group 1: "name" or "/name"
+_BLOCK_TAG = re.compile(rf"</?(?:{'|'.join(_BLOCKS)})(?=[\s/>]){_ATTRIBUTES}")
+_LINE_TAG = re.compile(rf"(?:</(?:{'|'.join(_LINES)})|<br(?=[\s/>])){_ATTRIBUTES}")
+_ANY_TAG = re.compile(rf"</?[A-Za-z][A-Za-z0-9]*{_ATTRIBUTES}")
 _PARAGRAPH, _LINE = "\ue000", "\ue001"  # private-use sentinels: str.split() does not treat them as space
-# What a tag leaves in the text: a paragraph break for both tags of a block, a line break after a line
-# element and for <br>, nothing for the others.
-_TAG_BREAKS = {
-    **{tag: _PARAGRAPH for name in _BLOCKS for tag in (name, "/" + name)},
-    **{"/" + name: _LINE for name in _LINES},
-    "br": _LINE,
-}
 _PARAGRAPHS = re.compile(r"\n\s*\n")
 _NOT_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 _local = threading.local()
@@ -148,12 +143,11 @@ def sanitized_text(clean: str) -> str:
     nh3 serializes a parsed tree: every `<` in it starts a tag (text has `&lt;`), attribute values are
     double-quoted with `&quot;` inside, comments and script/style/... contents are gone, and every
     non-void element has its end tag. So tags can be read with one regular expression; the breaks are
-    the same as _tree_text's (block: before its content and after its end; line: after its end). One
-    pass with a dict lookup per tag is cheaper than one pass per kind of tag."""
+    the same as _tree_text's (block: before its content and after its end; line: after its end)."""
     if not _needs_markup_handling(clean):
         return " ".join(clean.split())
-    breaks = _TAG_BREAKS.get
-    return _layout(htmllib.unescape(_ANY_TAG.sub(lambda tag: breaks(tag[1], ""), clean)))
+    marked = _LINE_TAG.sub(_LINE, _BLOCK_TAG.sub(_PARAGRAPH, clean))
+    return _layout(htmllib.unescape(_ANY_TAG.sub("", marked)))
 
 
 def plain_text(text: str) -> str:
