@@ -88,8 +88,9 @@ _DATEPARSER_SETTINGS = {
 }
 
 
+@lru_cache(maxsize=256)
 def _offset(tz: str | None) -> timedelta | None:
-    """UTC offset of a zone token; None when the token is not a zone we know."""
+    """UTC offset of a zone token; None when the token is not a zone we know (cached: feeds use a few)."""
     if not tz:
         return timedelta(0)  # no zone: UTC is the only deterministic reading
     if tz[0] in "+-":
@@ -114,7 +115,7 @@ def _build(m: re.Match[str], year: int, month: int | None) -> datetime | None:
     minute = int(m.group("mi") or 0)
     second = min(int(m.group("ss") or 0), 59)  # leap second
     micro = int((m.group("frac") or "0")[:6].ljust(6, "0"))
-    ampm = m.groupdict().get("ampm")
+    ampm = m.group("ampm") if "ampm" in m.re.groupindex else None
     if ampm:
         if hour > 12:
             return None
@@ -180,6 +181,9 @@ def _with_dateparser(s: str) -> datetime | None:
 
 
 _PATHS = (_rfc822, _iso, _month_first, _timestamp)
+# A leading four-digit year: the RFC 822 and month-first patterns cannot match (they start with a day of
+# one or two digits and a separator, or a letter), ISO 8601 can, so it goes first (half of all dates).
+_YEAR_FIRST_PATHS = (_iso, _rfc822, _month_first, _timestamp)
 
 
 def parse_date(value: str | None) -> datetime | None:
@@ -189,7 +193,7 @@ def parse_date(value: str | None) -> datetime | None:
     s = " ".join(value.split())
     if not s:
         return None
-    for path in _PATHS:
+    for path in _YEAR_FIRST_PATHS if s[:4].isdigit() else _PATHS:
         result = path(s)
         if result is not None:
             return result

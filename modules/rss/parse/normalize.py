@@ -100,6 +100,8 @@ def _normalize_guid(guid: str) -> str:
     """Strip whitespace; lower-case scheme and host of URL guids (paths are case-sensitive: keep them)."""
     guid = " ".join(guid.split())
     if guid[:4].lower() == "http":
+        if _SIMPLE_URL.match(guid) and "?#" not in guid and not guid.endswith(("?", "#")):
+            return guid  # already lower-case, and no empty query or fragment for urlunsplit to drop
         try:
             parts = urlsplit(guid)
         except ValueError:

@@ -488,11 +488,17 @@ _AMPERSAND = re.compile(
     rb"&(?!(?:amp|lt|gt|quot|apos|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});)([A-Za-z][A-Za-z0-9]{0,31};)?"
 )
 _ROOT_END = re.compile(rb"</(?:[\w.-]+:)?(?:rss|feed|RDF)\s*>")
-_PREFIX_USE = re.compile(rb"</?([A-Za-z_][\w.-]*):[A-Za-z_]|\s([A-Za-z_][\w.-]*):[A-Za-z_][\w.-]*\s*=")
+# Prefixes used by element names and by attribute names: two patterns, not one alternation, so the
+# first is found by a fast search for its leading "<" (an alternation is tried at every byte).
+_ELEMENT_PREFIX = re.compile(rb"</?([A-Za-z_][\w.-]*):[A-Za-z_]")
+_ATTRIBUTE_PREFIX = re.compile(rb"\s([A-Za-z_][\w.-]*):[A-Za-z_][\w.-]*\s*=")
 _PREFIX_DECL = re.compile(rb"xmlns:([A-Za-z_][\w.-]*)\s*=")
 _ROOT_START = re.compile(rb"<(?![?!])[^\s>/]+")
 _BEFORE_DECLARATION = re.compile(rb"^.{1,4096}?(?=<\?xml\s)", re.DOTALL)  # PHP warnings, comments, blanks
 _NAMESPACE_DECL = re.compile(rb"""(\sxmlns(?::[\w.-]+)?\s*=\s*)(["'])([^"'<>]*?)\2""")
+# Some namespace URI holds whitespace: a literal-led search that spares most documents _NAMESPACE_DECL's
+# attempt at every whitespace byte.
+_SPACE_IN_NAMESPACE = re.compile(rb"""xmlns(?::[\w.-]+)?\s*=\s*(["'])[^"'<>]*?\s[^"'<>]*?\1""")
 _KNOWN_URIS = {prefix.encode(): uri.encode() for prefix, uri in CANONICAL.items()}
 
 
@@ -514,7 +520,7 @@ def _fix_entities(data: bytes) -> bytes:
 
 def _declare_prefixes(data: bytes) -> bytes:
     """Declare namespace prefixes the document uses without declaring (itunes:, media:, ...)."""
-    used = {a or b for a, b in _PREFIX_USE.findall(data)} - {b"xml", b"xmlns"}
+    used = {*_ELEMENT_PREFIX.findall(data), *_ATTRIBUTE_PREFIX.findall(data)} - {b"xml", b"xmlns"}
     missing = used - set(_PREFIX_DECL.findall(data))
     root = _ROOT_START.search(data)
     if not missing or root is None:
@@ -538,7 +544,7 @@ def repair(data: bytes) -> tuple[bytes, list[str]]:
     fixed = _BEFORE_DECLARATION.sub(b"", fixed, count=1)
     if fixed != data:
         done.append("removed content before the XML declaration")
-    compact = _NAMESPACE_DECL.sub(_compact_namespace, fixed)
+    compact = _NAMESPACE_DECL.sub(_compact_namespace, fixed) if _SPACE_IN_NAMESPACE.search(fixed) else fixed
     if compact != fixed:
         fixed = compact
         done.append("removed whitespace from namespace URIs")
