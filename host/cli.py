@@ -449,6 +449,12 @@ async def cmd_contexts(host: Host, args: argparse.Namespace) -> int:
                 raise UserError("usage: feedeater contexts show <module>:<sourceKey>, e.g. rss:feed:12")
             owner, _, source_key = args.key.partition(":")
             ctx = await contexts.get(conn, owner, source_key)
+            if ctx is None and not await contexts.messages(conn, owner, source_key, limit=1):
+                # Nothing was ever published for it: a typo or a source that does not exist, not "pending".
+                raise UserError(
+                    f"no context {args.key}: nothing has been published for it",
+                    "list contexts with `feedeater contexts list`; a feed's context follows its first entries",
+                )
             if ctx is None:
                 emit(
                     args, {"key": args.key, "pending": True}, lambda _d: _pending_text(host, owner, args.key)

@@ -44,6 +44,9 @@ def test_add_fetches_at_once_and_entries_can_be_read_and_marked(
     assert added["created"] and added["fetch"] == {"feeds": 1, "fetched": 1, "failed": {}, "new_entries": 3}
     text = ok(env, "rss", "add", feed_server.url("/pod"))
     assert "fetched 1 of 1 feed: 1 new entry" in text  # singular, and fetched without waiting for a tick
+    pending = ok(env, "contexts", "show", f"rss:feed:{added['id']}")  # entries, no summary yet
+    assert "no context rss:feed:" in pending and "yet: pending" in pending
+    assert "feedeater jobs run rss.updateContexts" in pending
 
     listed = json.loads(ok(env, "rss", "entries", "--json"))
     assert [e["title"] for e in listed] == ["Episode one", "Story 0", "Story 1", "Story 2"] or [
