@@ -96,6 +96,8 @@ def _text(reply: dict[str, Any]) -> str:
         lines += [f"   {part}" for part in (r["link"], r["snippet"]) if part]
     if not reply["results"]:
         lines.append("no matches")
+    if coverage and coverage["fraction"] >= 1:  # every reply says how complete the index is
+        lines.append(f"(index: all {coverage['total']} searched entries embedded with {coverage['model']})")
     return "\n".join(lines)
 
 
