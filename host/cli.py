@@ -435,7 +435,9 @@ def event_line(subject: str, body: Any) -> str:
     if not isinstance(body, dict):
         return textfmt.fit(f"{subject}  {body}", textfmt.terminal_columns())
     at, kind, about = describe(body)
-    line = f"{at[11:19] or '--:--:--'}  {kind:<15} {about}  [{subject}]"
+    # The date too: a message's createdAt is its entry's date, often days or years before it is published.
+    when = f"{at[:10]} {at[11:16]}Z" if len(at) >= 16 else "-"
+    line = f"{when}  {kind:<15} {about}  [{subject}]"
     return textfmt.fit(line, max(textfmt.terminal_columns(), 40))
 
 

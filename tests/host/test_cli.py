@@ -245,7 +245,7 @@ def test_bus_tail_prints_one_line_per_event(cli_env: dict[str, str], nats_url: s
     assert proc.returncode == 0, err
     lines = out.splitlines()
     assert len(lines) == 2
-    assert lines[0] == "05:40:12  MessageCreated  Daily: Hello  [feedeater.rss.messageCreated]"
+    assert lines[0] == "2026-11-26 05:40Z  MessageCreated  Daily: Hello  [feedeater.rss.messageCreated]"
 
 
 def test_run_says_where_everything_is_and_takes_a_free_port_when_9464_is_busy(
