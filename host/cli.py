@@ -6,7 +6,6 @@ User errors print one line (what, and how to fix) and exit 2; no tracebacks.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import json
 import os
@@ -51,6 +50,8 @@ def table(
 
 # -- commands ------------------------------------------------------------------------------------
 async def cmd_services(host: Host, args: argparse.Namespace) -> int:
+    import asyncio
+
     from host.services import Services
 
     svc = Services(host.config.home)
@@ -89,6 +90,8 @@ RESTART_NOTE = "running hosts read this at start: restart them (`feedeater run`)
 
 
 async def cmd_run(host: Host, args: argparse.Namespace) -> int:
+    import asyncio
+
     _choose_http_port(host)
     # PostgreSQL is waited for (bounded); NATS is attached in the background by host.run.
     await host.open(connect_bus=False, wait_for_db=True)
@@ -398,6 +401,8 @@ async def _run_job(host: Host, args: argparse.Namespace) -> int:
 
 
 async def cmd_bus_tail(host: Host, args: argparse.Namespace) -> int:
+    import asyncio
+
     from host import bus
 
     url = host.config.nats_url or await asyncio.to_thread(host.services.nats.start)
@@ -650,6 +655,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             or os.environ.get("FEEDEATER_LOG_LEVEL")
             or ("INFO" if args.command == "run" else "WARNING")
         )
+        import asyncio  # not at the top: `--help` and argument errors never need the event loop
+
         from host.runtime import Host
 
         return asyncio.run(_run(Host(HostConfig.from_env()), args))
