@@ -147,6 +147,17 @@ def test_building_the_command_line_imports_no_heavy_library() -> None:
     assert res.stdout.strip() == "[]", res.stdout
 
 
+def test_database_only_commands_do_not_import_the_bus_client() -> None:
+    """`rss list` opens the database only; nats-py imports aiohttp (~0.35 CPU s) when discord.py installs it.
+    host.housekeeping once imported host.bus for one constant, and every command paid it."""
+    probe = (
+        "import sys; import host.runtime, host.housekeeping, modules.rss.cli; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'nats', 'aiohttp'}))"
+    )
+    res = subprocess.run([*FEEDEATER[:1], "-c", probe], capture_output=True, text=True, check=True)
+    assert res.stdout.strip() == "[]", res.stdout
+
+
 def test_every_environment_variable_the_code_reads_is_documented() -> None:
     """FEEDEATER_DB_POOL was read but documented nowhere: each fixed name must be in README and .env.example."""
     import re
