@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import sys
 import tempfile
@@ -28,11 +29,13 @@ sys.path[:0] = [str(REPO), str(REPO / "bench")]
 
 from search_quality import QueryCache, load  # noqa: E402
 
+from host import outbox  # noqa: E402
 from host.ai import AIServices, LocalEmbedder  # noqa: E402
 from host.config import HostConfig  # noqa: E402
 from host.runtime import Host  # noqa: E402
-from modules.rss import store  # noqa: E402
+from modules.rss import MANIFEST, store  # noqa: E402
 from modules.rss.enrich import embed  # noqa: E402
+from modules.rss.ingest import intake  # noqa: E402
 from modules.rss.search import query as search  # noqa: E402
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -70,18 +73,26 @@ async def run(opts: argparse.Namespace) -> None:
             for path, entries in chosen:
                 async with conn.transaction():
                     feed, _ = await store.add_feed(conn, url=f"https://example.com/{path}", title=path)
-                    await store.apply_entries(
-                        conn, feed=feed, entries=entries, now=NOW, first_poll=True, lookback_hours=1
+                    await intake.ingest(
+                        conn,
+                        outbox.emitter("rss", MANIFEST.events),
+                        feed_id=feed.id,
+                        feed_title=feed.title,
+                        entries=entries,
+                        now=NOW,
+                        first_poll=True,
+                        lookback_hours=1,
                     )
             rows = await conn.fetch("SELECT id, title FROM mod_rss.entries WHERE title <> ''")
         local = LocalEmbedder()
-        started = time.perf_counter()
+        started, cpu_before = time.perf_counter(), time.process_time()
         counts = await embed.embed_pending(
             pool, local, batch_size=32, max_chars=1500, run_seconds=float("inf")
         )
         print(
             f"{len(chosen)} feeds, {len(rows)} titled entries; embedded {counts['embedded']} in "
-            f"{time.perf_counter() - started:.0f} s",
+            f"{time.perf_counter() - started:.0f} s ({time.process_time() - cpu_before:.0f} CPU s in this "
+            f"process; load average {os.getloadavg()[0]:.1f})",
             flush=True,
         )
         targets = [(r["id"], r["title"]) for r in rng.sample(list(rows), min(opts.queries, len(rows)))]

@@ -12,7 +12,6 @@ ingestion. With a provider set to `none` the field is None and modules degrade (
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 import random
@@ -207,6 +206,8 @@ async def call_with_retries(call: Callable[[], Awaitable[T]], policy: RetryPolic
                 ) from exc
             delay = backoff_delay(attempt, policy, _retry_after(exc)) * random.uniform(0.9, 1.1)
             log.info("%s failed (%s); retry %d/%d in %.1fs", what, error, attempt, policy.retries, delay)
+            import asyncio  # loaded by then; not at the top: every command imports this file
+
             await asyncio.sleep(delay)
 
 
@@ -355,6 +356,8 @@ class LocalEmbedder:
     async def embed(self, texts: Sequence[str], *, query: bool = False) -> list[list[float]]:
         if not texts:
             return []
+        import asyncio
+
         try:
             vectors = await asyncio.to_thread(self._encode, list(texts), query)
         except ProviderError:

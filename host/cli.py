@@ -6,7 +6,6 @@ User errors print one line (what, and how to fix) and exit 2; no tracebacks.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import json
 import os
@@ -51,6 +50,8 @@ def table(
 
 # -- commands ------------------------------------------------------------------------------------
 async def cmd_services(host: Host, args: argparse.Namespace) -> int:
+    import asyncio
+
     from host.services import Services
 
     svc = Services(host.config.home)
@@ -89,6 +90,8 @@ RESTART_NOTE = "running hosts read this at start: restart them (`feedeater run`)
 
 
 async def cmd_run(host: Host, args: argparse.Namespace) -> int:
+    import asyncio
+
     _choose_http_port(host)
     # PostgreSQL is waited for (bounded); NATS is attached in the background by host.run.
     await host.open(connect_bus=False, wait_for_db=True)
@@ -398,6 +401,8 @@ async def _run_job(host: Host, args: argparse.Namespace) -> int:
 
 
 async def cmd_bus_tail(host: Host, args: argparse.Namespace) -> int:
+    import asyncio
+
     from host import bus
 
     url = host.config.nats_url or await asyncio.to_thread(host.services.nats.start)
@@ -435,7 +440,9 @@ def event_line(subject: str, body: Any) -> str:
     if not isinstance(body, dict):
         return textfmt.fit(f"{subject}  {body}", textfmt.terminal_columns())
     at, kind, about = describe(body)
-    line = f"{at[11:19] or '--:--:--'}  {kind:<15} {about}  [{subject}]"
+    # The date too: a message's createdAt is its entry's date, often days or years before it is published.
+    when = f"{at[:10]} {at[11:16]}Z" if len(at) >= 16 else "-"
+    line = f"{when}  {kind:<15} {about}  [{subject}]"
     return textfmt.fit(line, max(textfmt.terminal_columns(), 40))
 
 
@@ -449,6 +456,12 @@ async def cmd_contexts(host: Host, args: argparse.Namespace) -> int:
                 raise UserError("usage: feedeater contexts show <module>:<sourceKey>, e.g. rss:feed:12")
             owner, _, source_key = args.key.partition(":")
             ctx = await contexts.get(conn, owner, source_key)
+            if ctx is None and not await contexts.messages(conn, owner, source_key, limit=1):
+                # Nothing was ever published for it: a typo or a source that does not exist, not "pending".
+                raise UserError(
+                    f"no context {args.key}: nothing has been published for it",
+                    "list contexts with `feedeater contexts list`; a feed's context follows its first entries",
+                )
             if ctx is None:
                 emit(
                     args, {"key": args.key, "pending": True}, lambda _d: _pending_text(host, owner, args.key)
@@ -642,6 +655,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             or os.environ.get("FEEDEATER_LOG_LEVEL")
             or ("INFO" if args.command == "run" else "WARNING")
         )
+        import asyncio  # not at the top: `--help` and argument errors never need the event loop
+
         from host.runtime import Host
 
         return asyncio.run(_run(Host(HostConfig.from_env()), args))

@@ -19,7 +19,6 @@ from typing import Any
 import asyncpg
 
 from host import migrate, outbox
-from host.bus import STREAM_MAX_AGE_S
 from host.module import Job, LiveMessages, LiveSources, Manifest, ModuleContext, ModuleSpec, Setting
 
 BATCH = 1000
@@ -54,6 +53,8 @@ def host_module(plugins: Mapping[str, ModuleSpec]) -> ModuleSpec:
 
 
 async def housekeeping(ctx: ModuleContext, plugins: Mapping[str, ModuleSpec]) -> dict[str, Any]:
+    from host.bus import STREAM_MAX_AGE_S  # nats and aiohttp: `rss list` must not import them
+
     async with ctx.pool.acquire() as conn:
         metrics: dict[str, Any] = {
             "outbox_rows_pruned": await outbox.prune(conn, keep_days=int(ctx.settings["outbox_keep_days"])),

@@ -18,11 +18,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.resources.abc import Traversable
 from pathlib import Path
-
-import asyncpg
+from typing import TYPE_CHECKING
 
 from host.errors import UserError
 from host.module import ModuleSpec
+
+if TYPE_CHECKING:
+    import asyncpg  # imported when migrations run: every module's manifest imports this file
 
 
 def _root() -> Traversable:
@@ -88,6 +90,8 @@ def discover(scopes: Mapping[str, Traversable]) -> list[Migration]:
 
 async def apply(conn: asyncpg.Connection, migrations: list[Migration]) -> list[str]:
     """Apply the pending migrations; returns the labels applied by this call."""
+    import asyncpg
+
     applied_now: list[str] = []
     await conn.execute("SELECT pg_advisory_lock($1)", _LOCK_KEY)
     try:

@@ -25,11 +25,10 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import asyncpg
-
 from host.errors import UserError
 
 if TYPE_CHECKING:
+    import asyncpg
     from nats.aio.client import Client as NatsClient
 
     from host.ai import AIServices
@@ -99,7 +98,7 @@ class ReceivedEvent:
     stored_at: datetime | None = None
 
 
-EventHandler = Callable[["ModuleContext", asyncpg.Connection, ReceivedEvent], Awaitable[None]]
+EventHandler = Callable[["ModuleContext", "asyncpg.Connection", ReceivedEvent], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,8 +197,8 @@ class ModuleContext:
 
 CliHook = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 # Given a batch of ids the host holds links for, return those the module still has (see host.housekeeping).
-LiveMessages = Callable[[asyncpg.Connection, Sequence[uuid.UUID]], Awaitable[Collection[uuid.UUID]]]
-LiveSources = Callable[[asyncpg.Connection, Sequence[str]], Awaitable[Collection[str]]]
+LiveMessages = Callable[["asyncpg.Connection", Sequence[uuid.UUID]], Awaitable[Collection[uuid.UUID]]]
+LiveSources = Callable[["asyncpg.Connection", Sequence[str]], Awaitable[Collection[str]]]
 
 
 @dataclass(frozen=True, slots=True)

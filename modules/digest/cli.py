@@ -8,10 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from host.errors import UserError
-from modules.digest.dedup.urls import domain
 from modules.digest.score.importance import parse_tier
 from modules.digest.settings import FORMATS, digest_type, window
-from modules.digest.store import digests, likes, sources
 
 if TYPE_CHECKING:
     from host.runtime import Host
@@ -26,6 +24,8 @@ def tier(text: str) -> int:
 
 def source_domain(text: str) -> str:
     """`example.com`, `www.example.com` or a URL → the registry key."""
+    from modules.digest.dedup.urls import domain  # w3lib: imported by the commands that use it, not --help
+
     d = domain(text if "://" in text else f"https://{text}")
     if not d or "." not in d:
         raise UserError(f"cannot read a domain from {text!r}", "give a domain such as example.com")
@@ -49,6 +49,8 @@ def parse_import(text: str) -> list[tuple[str, int]]:
 def tiers_from_folders(feeds: list[dict[str, Any]]) -> list[tuple[str, int]]:
     """OPML categories as tiers: a feed in a folder whose last part is T1–T5 (`News/T2`) gives its site's
     domain that tier; other folders are ignored."""
+    from modules.digest.dedup.urls import domain
+
     out = []
     for f in feeds:
         last = str(f["folder"]).rstrip("/").rsplit("/", 1)[-1]
@@ -72,6 +74,7 @@ def _topics(text: str | None) -> int | None:
 
 async def cmd(host: Host, args: argparse.Namespace) -> int:
     from host.cli import emit, table
+    from modules.digest.store import digests  # asyncpg: imported when a command runs, not for --help
 
     if args.digest_action == "build":  # validate before opening anything
         kind = digest_type(args.type)
@@ -120,6 +123,8 @@ async def cmd(host: Host, args: argparse.Namespace) -> int:
 
 
 async def _sources(conn: Any, args: argparse.Namespace, emit: Any, table: Any) -> None:
+    from modules.digest.store import sources
+
     action = args.sources_action
     if action == "set":
         d, t = source_domain(args.domain), tier(args.tier)
@@ -159,6 +164,8 @@ def article_id(text: str) -> int:
 
 
 async def _likes(conn: Any, args: argparse.Namespace, emit: Any, table: Any) -> None:
+    from modules.digest.store import likes
+
     if args.digest_action == "likes":
         rows = await likes.list_all(conn)
         cells = [
@@ -179,6 +186,8 @@ async def _likes(conn: Any, args: argparse.Namespace, emit: Any, table: Any) -> 
 
 
 async def _save(conn: Any, pairs: list[tuple[str, int]]) -> None:
+    from modules.digest.store import sources
+
     async with conn.transaction():
         for d, t in pairs:
             await sources.set_tier(conn, d, t)

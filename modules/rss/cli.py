@@ -18,6 +18,8 @@ from host.errors import UserError
 from host.textfmt import plural, relative, when
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from host.module import ModuleContext
     from host.runtime import Host
     from modules.rss import store
@@ -214,6 +216,11 @@ async def _show(host: Host, args: argparse.Namespace) -> Result:
     return data, _show_text
 
 
+def _moment(value: datetime | None) -> str:
+    """`2026-11-26 05:40Z (12 min ago)`, or `never`."""
+    return f"{when(value)} ({relative(value)})" if value is not None else "never"
+
+
 def _show_text(d: dict[str, Any]) -> str:
     interval = (
         f"every {textfmt.duration(d['interval_override_s'])} (fixed)"
@@ -232,10 +239,10 @@ def _show_text(d: dict[str, Any]) -> str:
         ("entries", str(d["entries"])),
         (
             "polled",
-            f"{when(d['last_polled_at'])} ({relative(d['last_polled_at'])}), status {d['last_status'] or '-'}",
+            f"{_moment(d['last_polled_at'])}, status {d['last_status']}" if d["last_polled_at"] else "never",
         ),
-        ("next poll", f"{when(d['next_poll_at'])} ({relative(d['next_poll_at'])}), {interval}"),
-        ("last success", f"{when(d['last_success_at'])} ({relative(d['last_success_at'])})"),
+        ("next poll", f"{_moment(d['next_poll_at'])}, {interval}"),
+        ("last success", _moment(d["last_success_at"])),
     ]
     if d["last_error"]:
         fields.append(

@@ -7,10 +7,13 @@ A durable bus subscription feeds it, so it resumes where it stopped after a cras
 
 from __future__ import annotations
 
-import asyncpg
+from typing import TYPE_CHECKING
 
 from host.migrate import builtin
 from host.module import Manifest, ModuleContext, ModuleSpec, ReceivedEvent, Setting, Subscription
+
+if TYPE_CHECKING:
+    import asyncpg  # every command discovers this module: the driver loads when a command needs it
 
 
 async def setup(ctx: ModuleContext) -> None:

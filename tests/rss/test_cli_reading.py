@@ -44,6 +44,9 @@ def test_add_fetches_at_once_and_entries_can_be_read_and_marked(
     assert added["created"] and added["fetch"] == {"feeds": 1, "fetched": 1, "failed": {}, "new_entries": 3}
     text = ok(env, "rss", "add", feed_server.url("/pod"))
     assert "fetched 1 of 1 feed: 1 new entry" in text  # singular, and fetched without waiting for a tick
+    pending = ok(env, "contexts", "show", f"rss:feed:{added['id']}")  # entries, no summary yet
+    assert "no context rss:feed:" in pending and "yet: pending" in pending
+    assert "feedeater jobs run rss.updateContexts" in pending
 
     listed = json.loads(ok(env, "rss", "entries", "--json"))
     assert [e["title"] for e in listed] == ["Episode one", "Story 0", "Story 1", "Story 2"] or [
@@ -169,6 +172,11 @@ def test_show_is_formatted_and_wide_titles_align(env: dict[str, str], feed_serve
     assert lines[0] == f"feed:         {pod['id']}: Podcast 日本"
     assert any(line.startswith("next poll:") and "Z (in " in line for line in lines)
     assert "Episode one" in shown
+    feed_server.route("/later", Route(body=rss([("b", "B", ago(hours=1), "y")], title="Later")))
+    later = json.loads(ok(env, "rss", "add", feed_server.url("/later"), "--no-fetch", "--json"))
+    unpolled = ok(env, "rss", "show", str(later["id"])).splitlines()
+    assert "polled:       never" in unpolled and "last success: never" in unpolled, unpolled
+    ok(env, "rss", "remove", str(later["id"]))
     listing = ok(env, "rss", "list").splitlines()
     assert "…" in listing[2] and "L" * 80 not in listing[2]  # a long title is cut, not wrapped
     from host.textfmt import width

@@ -311,6 +311,24 @@ async def test_job_embeds_new_entries_and_reembeds_revised_ones(ai_host: Host, f
     assert fake_ai.embedded_inputs()[-1] == "Solar power Now on balconies too."
 
 
+async def test_the_backlog_is_embedded_newest_first_and_logs_its_progress(
+    ai_host: Host, fake_ai: FakeAI, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    ctx = await rss_context(ai_host, fake_ai, embed_batch_size=2)
+    await add_entries(ai_host, [entry("old1", "Old one", "x"), entry("old2", "Old two", "x")])
+    await add_entries(
+        ai_host, [entry("new1", "New one", "y"), entry("new2", "New two", "y")], url="http://example.org/b"
+    )
+    monkeypatch.setattr(embed, "PROGRESS_LOG_S", 0.0)  # log after every batch
+    with caplog.at_level("INFO", logger="feedeater.rss.embed"):
+        assert (await embed_all(ctx))["embedded"] == 4
+    first_batch = fake_ai.embedded_inputs()[:2]
+    assert {t.split()[0] for t in first_batch} == {"New"}, first_batch  # the latest stored, first
+    progress = [r.getMessage() for r in caplog.records if "embedding newest first" in r.getMessage()]
+    assert progress[0].startswith("embedding newest first: 2 of 4 done"), progress
+    assert progress[-1].startswith("embedding newest first: 4 of 4 done"), progress
+
+
 async def test_an_entry_revised_while_embedding_stays_pending(ai_host: Host) -> None:
     feed = await add_entries(ai_host, [entry("a", "Old", "old text")])
     pool = ai_host.require_pool()

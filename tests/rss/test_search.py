@@ -276,6 +276,19 @@ async def test_no_embeddings_yet_degrades_to_full_text(ai_host: Host, fake_ai: F
     assert [r.title for r in response.results] == ["Solar panels on every roof"]
 
 
+def test_cli_text_states_the_coverage_of_every_reply() -> None:
+    from modules.rss.search.cli import _text
+
+    partial: dict[str, Any] = {"results": [], "coverage": {"fraction": 0.1, "total": 50, "model": "m"}}
+    partial["degraded_reason"] = "only 10% of the 50 searched entries are embedded with m yet"
+    assert _text(partial).splitlines()[:2] == [
+        "(index: 10% of 50 entries embedded with m)",
+        "(full text only: only 10% of the 50 searched entries are embedded with m yet)",
+    ]
+    full = {"results": [], "coverage": {"fraction": 1.0, "total": 50, "model": "m"}}
+    assert _text(full).splitlines() == ["no matches", "(index: all 50 searched entries embedded with m)"]
+
+
 async def test_a_partly_built_index_is_reported_and_never_outvotes_full_text(
     ai_host: Host, fake_ai: FakeAI
 ) -> None:
@@ -443,8 +456,18 @@ async def test_cli_search_and_reembed(
     assert ctx.nats is not None
     responder = await search_service.start(ctx)  # what the rss `search` service runs under `feedeater run`
     await ctx.nats.flush()
-    done = await cli(env, "search", "solar energy", "--folder", "Tech", "--limit", "1", "--json")
+    done = await cli(
+        {**env, "PYTHONPROFILEIMPORTTIME": "1"},
+        "search",
+        "solar energy",
+        "--folder",
+        "Tech",
+        "--limit",
+        "1",
+        "--json",
+    )
     assert done.returncode == 0, done.stderr
+    assert "aiohttp.client" not in done.stderr  # asking a host over NATS needs no websocket client (~0.35 s)
     reply = json.loads(done.stdout)
     assert reply["mode"] == "hybrid" and [r["title"] for r in reply["results"]] == [
         "Solar panels on every roof"
@@ -454,6 +477,7 @@ async def test_cli_search_and_reembed(
     assert text.returncode == 0 and text.stdout.startswith(
         "1. Solar panels on every roof  [Feed http://example.org/tech"
     )
+    assert text.stdout.rstrip().endswith("searched entries embedded with fake-embed)")  # coverage, always
 
     assert reply["answered_by"] == "host", (
         done.stderr
