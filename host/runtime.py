@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from host.web import server as web_server
 
 log = logging.getLogger("feedeater.host")
+CLOSE_TIMEOUT_S = 30.0  # how long a stop waits for job runs and database connections before forcing
 
 
 def _version() -> str:
@@ -58,6 +59,8 @@ class Host:
         self.link: bus.BusLink | None = None
         self.contexts: dict[str, ModuleContext] = {}
         self.scheduler: AsyncIOScheduler | None = None
+        self.job_tasks: set[asyncio.Task[None]] = set()  # scheduled runs in flight (awaited on close)
+        self.close_timeout_s = CLOSE_TIMEOUT_S
         self.supervisor: Supervisor | None = None
         self.http_port: int | None = None  # where `run` serves HTTP (FEEDEATER_HTTP_PORT=0 picks one)
 
@@ -109,7 +112,8 @@ class Host:
 
     async def close(self, *, stop_started_services: bool = False) -> None:
         if self.scheduler is not None and self.scheduler.running:
-            self.scheduler.shutdown(wait=False)
+            self.scheduler.shutdown(wait=False)  # cancels the runs in flight without waiting for them
+        await self._finish_job_runs()
         if self.supervisor is not None:
             await self.supervisor.stop()
         for name, ctx in list(self.contexts.items()):
@@ -126,9 +130,28 @@ class Host:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.nc.drain(), timeout=5)
         if self.pool is not None:
-            await self.pool.close()
+            try:  # bounded: a stop (systemd, Ctrl-C) must end even if something still holds a connection
+                await asyncio.wait_for(self.pool.close(), timeout=self.close_timeout_s)
+            except TimeoutError:
+                log.warning(
+                    "database connections still busy after %.0f s: closed forcibly", self.close_timeout_s
+                )
+                self.pool.terminate()
         if stop_started_services and self.endpoints is not None and self.endpoints.started:
             await asyncio.to_thread(self.services.down, self.endpoints.started)
+
+    async def _finish_job_runs(self) -> None:
+        """Cancel the scheduled runs still in flight and wait for them to record it and give their
+        connections back; otherwise closing the pool waits for them (it warned after 60 s and never ended)."""
+        runs = list(self.job_tasks)
+        for task in runs:
+            task.cancel()
+        if runs:
+            _, late = await asyncio.wait(runs, timeout=self.close_timeout_s)
+            for task in late:
+                log.warning(
+                    "job run %s did not stop within %.0f s of shutdown", task.get_name(), self.close_timeout_s
+                )
 
     # -- modules -------------------------------------------------------------------------------
     def require_pool(self) -> asyncpg.Pool:
@@ -199,9 +222,15 @@ class Host:
         assert self.scheduler is not None
 
         async def fire() -> None:
-            # A run cancelled by shutdown is recorded by run_job; the scheduler needn't log it as a crash.
-            with contextlib.suppress(asyncio.CancelledError):
-                await run_job(ctx, job, trigger="schedule")
+            task = asyncio.current_task()
+            assert task is not None
+            self.job_tasks.add(task)
+            try:
+                # A run cancelled by shutdown is recorded by run_job; the scheduler needn't log it as a crash.
+                with contextlib.suppress(asyncio.CancelledError):
+                    await run_job(ctx, job, trigger="schedule")
+            finally:
+                self.job_tasks.discard(task)
 
         self.scheduler.add_job(
             fire,

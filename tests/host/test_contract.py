@@ -14,7 +14,7 @@ from prometheus_client import generate_latest
 from host import contexts
 from host.consumers import DLQ_STREAM, ERROR_HEADER, Consumer
 from host.events import Event
-from host.module import Manifest, ModuleContext, ModuleSpec, ReceivedEvent, Service, Subscription
+from host.module import Job, Manifest, ModuleContext, ModuleSpec, ReceivedEvent, Service, Subscription
 from host.runtime import Host
 from host.supervise import RESTART, Supervisor, Unit, failures_after
 from tests.services import BusReader, until
@@ -194,3 +194,43 @@ async def test_a_consumer_behind_shows_its_lag(host: Host) -> None:
         release.set()
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_a_stop_ends_even_when_job_runs_hold_connections(host: Host) -> None:
+    """Runs in flight at shutdown are cancelled and awaited, so a polite one records its cancellation
+    before the pool closes; one that ignores the cancellation and keeps its connection cannot keep the
+    stop from ending (closing the pool used to wait for it forever: "Pool.close() is taking over 60 s")."""
+    running = {"polite": asyncio.Event(), "stubborn": asyncio.Event()}
+
+    def holding(name: str, *, stubborn: bool) -> Job:
+        async def handler(ctx: ModuleContext) -> dict[str, object]:
+            async with ctx.pool.acquire() as conn:
+                await conn.execute("SELECT 1")
+                running[name].set()
+                try:
+                    await asyncio.sleep(3600)
+                except asyncio.CancelledError:
+                    if not stubborn:
+                        raise
+                    await asyncio.sleep(3600)  # ignores the stop, still holding its connection
+            return {}
+
+        return Job(name, handler, "1s")
+
+    jobs = (holding("polite", stubborn=False), holding("stubborn", stubborn=True))
+    host.specs["demo"] = ModuleSpec(Manifest("demo", "1", "", jobs=jobs))
+    host.close_timeout_s = 2.0
+    await host.start_scheduler()
+    await asyncio.wait_for(asyncio.gather(*(e.wait() for e in running.values())), timeout=60)
+    pool = host.require_pool()
+    recorder = await asyncpg.connect(host.config.database_url)
+    try:
+        await asyncio.wait_for(host.close(), timeout=60)
+        runs = await recorder.fetch("SELECT job, status, error FROM host.job_runs WHERE module = 'demo'")
+    finally:
+        await recorder.close()
+    assert pool.is_closing()
+    polite = [r for r in runs if r["job"] == "polite"]
+    assert [(r["status"], r["error"]) for r in polite] == [
+        ("failed", "cancelled: the host stopped during the run")
+    ]
