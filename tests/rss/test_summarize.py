@@ -282,11 +282,21 @@ def test_extractive_summary_reads_as_sentences_about_the_feed() -> None:
     ]
     got = summarize.extractive_summary("Pragmatic Backend", entries, history=[])
     lead = got.key_points[0]
-    assert got.short == f"Pragmatic Backend: {lead}" and utf16_len(got.short) <= 128
+    second = got.key_points[1]
+    assert got.short == f"Lately, Pragmatic Backend covers “{lead}” and “{second}”."
+    assert utf16_len(got.short) <= 128
     assert got.long.startswith(f"4 entries (2025-03-07 to 2025-03-12). Mostly about “{lead}”: ")
     assert "Also: “" in got.long and got.long.endswith(".")
     assert "queue" in lead.lower() and got.key_points[-1] == "Conference notes"
-    assert "," not in got.short.split(": ", 1)[1] or lead.count(",")  # a headline, not a keyword list
+
+
+def test_the_short_summary_is_one_sentence_that_fits() -> None:
+    long_title = "A very long headline " * 5
+    assert summarize.short_sentence("Feed", ["Short one", long_title]) == "Lately, Feed covers “Short one”."
+    assert summarize.short_sentence("", ["Solo"]) == "Lately, this feed covers “Solo”."
+    cut = summarize.short_sentence("Feed", [long_title * 2])
+    assert cut.startswith("Lately, Feed covers “A very long") and cut.endswith("…")
+    assert utf16_len(cut) == 128
 
 
 def test_extractive_summary_of_one_untitled_entry_without_words() -> None:
@@ -434,7 +444,7 @@ async def test_llm_down_falls_back_to_the_extractive_summary(
     assert metrics["summarized"] == 1 and metrics["extractive"] == 1 and metrics["fallback"] == 1
     [event] = await bus.all("feedeater.rss.contextUpdated", expect=1)
     assert "embedding" not in event["context"]  # a failing embedder does not block the context
-    assert event["context"]["summaryShort"].startswith("Pragmatic Backend: ")
+    assert event["context"]["summaryShort"].startswith("Lately, Pragmatic Backend covers “")
     assert event["messageId"] == str(publish.message_id(feed.id, "d0"))
     async with host.require_pool().acquire() as conn:
         stored = await contexts.get(conn, "rss", f"feed:{feed.id}")

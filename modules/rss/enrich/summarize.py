@@ -31,7 +31,7 @@ import asyncpg
 
 from host import contexts
 from host.ai import Embedder, Summarizer
-from host.events import iso_z, truncate_utf16
+from host.events import SUMMARY_SHORT_MAX, iso_z, truncate_utf16, utf16_len
 from host.module import ModuleContext
 from host.workqueue import WorkQueue
 from modules.rss.ingest import publish
@@ -328,6 +328,19 @@ def representative(entries: Sequence[WindowEntry], history: Sequence[str], limit
     return chosen
 
 
+def short_sentence(feed_title: str, titles: Sequence[str]) -> str:
+    """summaryShort as one sentence about what the feed covers: its most central headlines, two when
+    they fit in SUMMARY_SHORT_MAX, else one (cut with "…" when even that is too long)."""
+    who = feed_title or "this feed"
+    sentence = ""
+    for n in (2, 1):
+        if len(titles) >= n:
+            sentence = f"Lately, {who} covers " + " and ".join(f"“{t}”" for t in titles[:n]) + "."
+            if utf16_len(sentence) <= SUMMARY_SHORT_MAX:
+                return sentence
+    return truncate_utf16(sentence)
+
+
 def extractive_summary(feed_title: str, entries: Sequence[WindowEntry], history: Sequence[str]) -> Summary:
     """A summary without an LLM: the entries the window keeps coming back to (centrality), as their titles
     and lead sentences, so it reads as sentences about what the feed covers rather than a list of words."""
@@ -339,7 +352,7 @@ def extractive_summary(feed_title: str, entries: Sequence[WindowEntry], history:
         return Summary(truncate_utf16(feed_title or "Recent entries"), f"{count}.", ())
     lead = picked[0]
     about = f"Mostly about “{lead.title}”"
-    short = f"{feed_title}: {lead.title}" if feed_title else lead.title
+    short = short_sentence(feed_title, [e.title for e in picked])
     sentences = [f"{count}. {about}" + (f": {lead_sentence(lead.title, lead.text)}" if lead.text else ".")]
     if len(picked) > 1:
         sentences.append("Also: " + "; ".join(f"“{e.title}”" for e in picked[1:3]) + ".")
