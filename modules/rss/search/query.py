@@ -319,12 +319,14 @@ async def _text_side(
     args = [any_word, k - len(hits), [h[0] for h in hits], query.text, TERM_POOL]
     where = _filters(query, args)
     # The pool is up to TERM_POOL entries per word: a rare word (a name, a term) brings every entry it is
-    # in, a common one only a sample, so common words cannot crowd out the entries that matter.
+    # in, a common one only a sample, so common words cannot crowd out the entries that matter. Stop words
+    # bring none ('english' reduces them to nothing): "healthy eating and exercise" matched on "and".
     rows = await conn.fetch(
         f"""WITH pool AS (
                 SELECT DISTINCT p.id FROM unnest(tsvector_to_array(to_tsvector('simple', $4))) AS w(word),
                 LATERAL (SELECT e.id FROM mod_rss.entries e JOIN mod_rss.feeds f ON f.id = e.feed_id
-                         WHERE e.search_tsv @@ quote_literal(w.word)::tsquery{where} LIMIT $5) p)
+                         WHERE e.search_tsv @@ quote_literal(w.word)::tsquery{where} LIMIT $5) p
+                WHERE length(to_tsvector('english', w.word)) > 0)
             SELECT e.id, ts_rank_cd(e.search_tsv, $1::tsquery) AS rank
             FROM pool JOIN mod_rss.entries e ON e.id = pool.id
             WHERE e.id <> ALL($3::bigint[])
