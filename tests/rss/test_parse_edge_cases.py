@@ -776,6 +776,16 @@ def test_the_latest_of_several_updated_dates_counts(load: Load) -> None:
     assert entry.updated == datetime(2024, 5, 5, 8, 0, tzinfo=UTC)
 
 
+def test_the_latest_of_several_updated_dates_counts_on_the_lenient_path(load: Load) -> None:
+    """feedparser keeps the last <updated>; the fallback reads them all as the fast path does."""
+    feed = load("fidelity/lenient_atom_updated.xml")
+    assert feed.parser == "lenient"
+    assert [e.updated for e in feed.entries] == [
+        datetime(2024, 5, 5, 8, 0, tzinfo=UTC),
+        datetime(2024, 5, 4, 8, 0, tzinfo=UTC),
+    ]
+
+
 def test_atom_in_an_unknown_namespace_is_read_as_atom(load: Load) -> None:
     feed = load("fidelity/atom_unknown_namespace.xml")
     assert (feed.parser, feed.title, _titles(feed)) == ("fast", "Unknown namespace", ["Still an entry"])
@@ -794,6 +804,8 @@ def test_a_feed_without_an_alternate_link_falls_back_to_an_http_id(load: Load) -
     assert load("fidelity/atom_no_alternate.xml").link == "https://noalt.example.org/"
     assert load("fidelity/atom_unknown_namespace.xml").link == "https://unknown-ns.example.org/"
     assert load("atom10.xml").link is not None
+    assert load("fidelity/atom_urn_id.xml").link is None  # an id that is no web address is no link
+    assert load("fidelity/lenient_atom_updated.xml").link is None  # (the same on the feedparser path)
 
 
 def test_junk_link_text_never_yields_a_url_with_quotes(load: Load) -> None:
