@@ -506,3 +506,16 @@ async def test_article_metadata_stands_in_for_what_the_feed_left_out(
     )
     assert (rows["full"]["best_title"], rows["full"]["best_authors"]) == ("Entry full", ["Feed Author"])
     assert rows["full"]["best_published"] == rows["full"]["published"]
+
+    # ...and reading (CLI `rss entries`/`rss show`, the API, the console lists) shows the stand-ins.
+    async with host.require_pool().acquire() as conn:
+        listed = {r["title"]: r for r in await store.list_entries(conn)}
+        shown = await store.get_entry(conn, listed["Batteries in the basement"]["id"])
+        feeds_own = await store.get_entry(conn, listed["Entry full"]["id"])
+    assert listed["Batteries in the basement"]["published"] == datetime(2024, 3, 5, 6, 30, tzinfo=UTC)
+    assert (shown["title"], shown["authors"], shown["published"]) == (
+        "Batteries in the basement",
+        ["Ines Okafor"],
+        datetime(2024, 3, 5, 6, 30, tzinfo=UTC),
+    )
+    assert (feeds_own["authors"], feeds_own["published"]) == (["Feed Author"], rows["full"]["published"])
