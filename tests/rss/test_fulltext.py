@@ -462,6 +462,12 @@ def test_article_metadata_from_meta_tags_skips_urls_as_authors() -> None:
     ("page", "expected"),
     [
         ("<title> Only  a title </title><p>x</p>", ArticleMeta("Only a title")),
+        (  # OpenGraph alone: og:title over <title>, article:published_time, article:author
+            '<title>Site</title><meta property="og:title" content="OG title">'
+            '<meta property="article:author" content="Olga Graph">'
+            '<meta property="article:published_time" content="2024-02-02T08:00:00+01:00">',
+            ArticleMeta("OG title", "Olga Graph", datetime(2024, 2, 2, 7, 0, tzinfo=UTC)),
+        ),
         (
             '<article><time datetime="2024-01-02T03:04:05Z">Jan 2</time></article>',
             ArticleMeta(published=datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)),
