@@ -696,6 +696,36 @@ def test_a_seven_bit_encoding_named_by_the_http_header_is_honoured(local_fixture
     assert feed.title == "日本語のニュース"
 
 
+def test_declared_thai_and_gbk_are_read_as_the_web_reads_those_labels(load: Load) -> None:
+    """Python has no `windows-874` label; `gb2312` means GBK on the web (朱镕基's 镕 is not in GB2312)."""
+    thai = load("fidelity/windows-874.xml")
+    assert (thai.title, _titles(thai)) == ("ราคาน้ำมันวันนี้", ["ดีเซลลิตรละ ฿32 – €0.85"])
+    assert not thai.warnings
+    gbk = load("fidelity/gb2312-gbk.xml")
+    assert (gbk.title, _titles(gbk)) == ("新闻", ["朱镕基访问上海"])
+    assert not gbk.warnings
+
+
+@pytest.mark.parametrize(
+    ("label", "codec", "text"),
+    [
+        ("dos-874", "cp874", "ข่าวภาษาไทย"),
+        ("x-mac-cyrillic", "mac-cyrillic", "Новости дня"),
+        ("ks_c_5601-1989", "cp949", "한국어 뉴스"),
+        ("x-x-big5", "big5hkscs", "繁體中文新聞"),
+        ("x-sjis", "cp932", "日本語のニュース①"),
+        ("iso-8859-8-i", "iso8859-8", "חדשות היום"),
+        ("koi8-ru", "koi8-u", "Новини України"),
+        ("unicode-1-1-utf-8", "utf-8", "Grüße ✓"),
+    ],
+)
+def test_every_whatwg_label_names_its_encoding(label: str, codec: str, text: str) -> None:
+    """Labels browsers accept and Python does not know are honoured, not guessed."""
+    body = f'<?xml version="1.0" encoding="{label}"?><rss><channel><title>{text}</title></channel></rss>'
+    feed = parse_feed(body.encode(codec), url=URL, now=NOW)
+    assert (feed.title, feed.warnings) == (text, [])
+
+
 def test_undeclared_thai_is_detected(load: Load) -> None:
     feed = load("fidelity/tis-620.xml")
     assert (feed.title, _titles(feed)) == ("ข่าวภาษาไทยวันนี้", ["กรุงเทพมหานครมีฝนตกหนักในวันนี้"])
