@@ -1,12 +1,14 @@
 """Access without a browser, through the ASGI app: a console bound beyond loopback with no password is
 read-only (pages yes, forms no); with a password every page asks for a login first. And the entry page's
-earlier revisions, rendered from what the revision trigger kept."""
+earlier revisions, rendered from what the revision trigger kept, and its title and authors from the article
+page when the feed had none."""
 
 from __future__ import annotations
 
 import dataclasses
 import re
 
+import asyncpg
 import httpx
 from fastapi import FastAPI
 
@@ -52,18 +54,23 @@ async def test_password_sends_every_page_to_login(host: Host) -> None:
         assert "unsafe-inline" not in login.headers["content-security-policy"]
 
 
-async def test_entry_page_shows_earlier_revisions_and_what_changed(host: Host) -> None:
-    pool = host.require_pool()
-    feed = await pool.fetchval(
-        "INSERT INTO mod_rss.feeds (url, title) VALUES ('https://f.example/r', 'R') RETURNING id"
-    )
-    entry = await pool.fetchval(
+async def _entry(pool: asyncpg.Pool, url: str, title: str, text: str) -> int:
+    """A feed with one stored entry (as intake stores it); returns the entry id."""
+    feed = await pool.fetchval("INSERT INTO mod_rss.feeds (url, title) VALUES ($1, 'F') RETURNING id", url)
+    entry: int = await pool.fetchval(
         """INSERT INTO mod_rss.entries (feed_id, guid, guid_source, message_id, title, content_text, word_count,
                                         content_hash, first_seen, last_seen, effective_at)
-           VALUES ($1, 'g', 'guid', gen_random_uuid(), 'Storm nears', 'a storm nears the coast', 5, 'h1',
-                   now(), now(), now()) RETURNING id""",
+           VALUES ($1, 'g', 'guid', gen_random_uuid(), $2, $3, 5, 'h1', now(), now(), now()) RETURNING id""",
         feed,
+        title,
+        text,
     )
+    return entry
+
+
+async def test_entry_page_shows_earlier_revisions_and_what_changed(host: Host) -> None:
+    pool = host.require_pool()
+    entry = await _entry(pool, "https://f.example/r", "Storm nears", "a storm nears the coast")
     for title, text, digest in (
         ("Storm hits coast", "the storm hit the coast at dawn", "h2"),
         ("Storm hits coast", "the storm hit the north coast at dawn today", "h3"),
@@ -91,3 +98,18 @@ async def test_entry_page_shows_earlier_revisions_and_what_changed(host: Host) -
         ("1", "<del>Storm nears</del>", "title, −2 words +4 words"),
     ]
     assert "a storm nears the coast" in page.text  # the old text, behind a disclosure
+
+
+async def test_entry_page_takes_title_and_author_from_the_article_when_the_feed_has_none(host: Host) -> None:
+    pool = host.require_pool()
+    entry = await _entry(pool, "https://f.example/m", "", "a link and nothing else")
+    await pool.execute(  # as the fulltext job stores an extracted page (article_meta.py)
+        """INSERT INTO mod_rss.entry_fulltext (entry_id, link, status, full_text, article_title, article_author)
+           VALUES ($1, 'https://f.example/m/1', 'done', 'the article', 'Batteries in the basement', 'Ines Okafor')""",
+        entry,
+    )
+    async with await _client(host, "127.0.0.1", rss_pages=True) as client:
+        page = await client.get(f"/rss/entries/{entry}")
+    assert page.status_code == 200, page.text
+    assert "<title>Batteries in the basement" in page.text and "(untitled)" not in page.text
+    assert "· Ines Okafor" in page.text

@@ -462,6 +462,12 @@ def test_article_metadata_from_meta_tags_skips_urls_as_authors() -> None:
     ("page", "expected"),
     [
         ("<title> Only  a title </title><p>x</p>", ArticleMeta("Only a title")),
+        (  # OpenGraph alone: og:title over <title>, article:published_time, article:author
+            '<title>Site</title><meta property="og:title" content="OG title">'
+            '<meta property="article:author" content="Olga Graph">'
+            '<meta property="article:published_time" content="2024-02-02T08:00:00+01:00">',
+            ArticleMeta("OG title", "Olga Graph", datetime(2024, 2, 2, 7, 0, tzinfo=UTC)),
+        ),
         (
             '<article><time datetime="2024-01-02T03:04:05Z">Jan 2</time></article>',
             ArticleMeta(published=datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)),
@@ -506,3 +512,16 @@ async def test_article_metadata_stands_in_for_what_the_feed_left_out(
     )
     assert (rows["full"]["best_title"], rows["full"]["best_authors"]) == ("Entry full", ["Feed Author"])
     assert rows["full"]["best_published"] == rows["full"]["published"]
+
+    # ...and reading (CLI `rss entries`/`rss show`, the API, the console lists) shows the stand-ins.
+    async with host.require_pool().acquire() as conn:
+        listed = {r["title"]: r for r in await store.list_entries(conn)}
+        shown = await store.get_entry(conn, listed["Batteries in the basement"]["id"])
+        feeds_own = await store.get_entry(conn, listed["Entry full"]["id"])
+    assert listed["Batteries in the basement"]["published"] == datetime(2024, 3, 5, 6, 30, tzinfo=UTC)
+    assert (shown["title"], shown["authors"], shown["published"]) == (
+        "Batteries in the basement",
+        ["Ines Okafor"],
+        datetime(2024, 3, 5, 6, 30, tzinfo=UTC),
+    )
+    assert (feeds_own["authors"], feeds_own["published"]) == (["Feed Author"], rows["full"]["published"])

@@ -696,6 +696,36 @@ def test_a_seven_bit_encoding_named_by_the_http_header_is_honoured(local_fixture
     assert feed.title == "日本語のニュース"
 
 
+def test_declared_thai_and_gbk_are_read_as_the_web_reads_those_labels(load: Load) -> None:
+    """Python has no `windows-874` label; `gb2312` means GBK on the web (朱镕基's 镕 is not in GB2312)."""
+    thai = load("fidelity/windows-874.xml")
+    assert (thai.title, _titles(thai)) == ("ราคาน้ำมันวันนี้", ["ดีเซลลิตรละ ฿32 – €0.85"])
+    assert not thai.warnings
+    gbk = load("fidelity/gb2312-gbk.xml")
+    assert (gbk.title, _titles(gbk)) == ("新闻", ["朱镕基访问上海"])
+    assert not gbk.warnings
+
+
+@pytest.mark.parametrize(
+    ("label", "codec", "text"),
+    [
+        ("dos-874", "cp874", "ข่าวภาษาไทย"),
+        ("x-mac-cyrillic", "mac-cyrillic", "Новости дня"),
+        ("ks_c_5601-1989", "cp949", "한국어 뉴스"),
+        ("x-x-big5", "big5hkscs", "繁體中文新聞"),
+        ("x-sjis", "cp932", "日本語のニュース①"),
+        ("iso-8859-8-i", "iso8859-8", "חדשות היום"),
+        ("koi8-ru", "koi8-u", "Новини України"),
+        ("unicode-1-1-utf-8", "utf-8", "Grüße ✓"),
+    ],
+)
+def test_every_whatwg_label_names_its_encoding(label: str, codec: str, text: str) -> None:
+    """Labels browsers accept and Python does not know are honoured, not guessed."""
+    body = f'<?xml version="1.0" encoding="{label}"?><rss><channel><title>{text}</title></channel></rss>'
+    feed = parse_feed(body.encode(codec), url=URL, now=NOW)
+    assert (feed.title, feed.warnings) == (text, [])
+
+
 def test_undeclared_thai_is_detected(load: Load) -> None:
     feed = load("fidelity/tis-620.xml")
     assert (feed.title, _titles(feed)) == ("ข่าวภาษาไทยวันนี้", ["กรุงเทพมหานครมีฝนตกหนักในวันนี้"])
@@ -776,6 +806,16 @@ def test_the_latest_of_several_updated_dates_counts(load: Load) -> None:
     assert entry.updated == datetime(2024, 5, 5, 8, 0, tzinfo=UTC)
 
 
+def test_the_latest_of_several_updated_dates_counts_on_the_lenient_path(load: Load) -> None:
+    """feedparser keeps the last <updated>; the fallback reads them all as the fast path does."""
+    feed = load("fidelity/lenient_atom_updated.xml")
+    assert feed.parser == "lenient"
+    assert [e.updated for e in feed.entries] == [
+        datetime(2024, 5, 5, 8, 0, tzinfo=UTC),
+        datetime(2024, 5, 4, 8, 0, tzinfo=UTC),
+    ]
+
+
 def test_atom_in_an_unknown_namespace_is_read_as_atom(load: Load) -> None:
     feed = load("fidelity/atom_unknown_namespace.xml")
     assert (feed.parser, feed.title, _titles(feed)) == ("fast", "Unknown namespace", ["Still an entry"])
@@ -794,6 +834,8 @@ def test_a_feed_without_an_alternate_link_falls_back_to_an_http_id(load: Load) -
     assert load("fidelity/atom_no_alternate.xml").link == "https://noalt.example.org/"
     assert load("fidelity/atom_unknown_namespace.xml").link == "https://unknown-ns.example.org/"
     assert load("atom10.xml").link is not None
+    assert load("fidelity/atom_urn_id.xml").link is None  # an id that is no web address is no link
+    assert load("fidelity/lenient_atom_updated.xml").link is None  # (the same on the feedparser path)
 
 
 def test_junk_link_text_never_yields_a_url_with_quotes(load: Load) -> None:

@@ -330,7 +330,7 @@ async def build(ctx: ModuleContext) -> APIRouter:
         return page(
             request,
             "rss/entry.html",
-            title=row["title"] or "(untitled)",
+            title=row["best_title"] or "(untitled)",  # the article page's when the feed had none
             e=row,
             srcdoc=frame_document(content, row["link"]) if content else None,
             revisions=revision_changes(row, earlier),

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import charset_normalizer
 
+from modules.rss.parse.labels import WHATWG_LABELS
+
 _BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF32_LE, "utf-32-le"),  # before UTF-16 LE: its BOM is a prefix of this one
     (codecs.BOM_UTF32_BE, "utf-32-be"),
@@ -23,7 +25,7 @@ _XML_DECL_ENCODING = re.compile(rb"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z
 _HTTP_CHARSET = re.compile(r"""charset\s*=\s*["']?([^\s;"']+)""", re.IGNORECASE)
 # WHATWG: browsers (and the feeds written for them) mean windows-1252 when they say latin-1 or ascii.
 _AS_WINDOWS_1252 = frozenset({"latin-1", "iso8859-1", "ascii", "cp1252"})
-_SINGLE_BYTE_PREFIXES = ("cp125", "iso8859", "koi8", "mac-", "cp437", "cp85", "cp86")
+_SINGLE_BYTE_PREFIXES = ("cp125", "iso8859", "koi8", "mac-", "cp437", "cp85", "cp86", "cp874")
 # Candidates for detection: the legacy charsets of the web. Unrestricted, detectors pick look-alikes
 # (mac-cyrillic for windows-1251 text, mac-iceland for latin-1 Portuguese).
 _WEB_CHARSETS = (
@@ -62,11 +64,12 @@ class Decoded:
 
 
 def _codec(label: str | None) -> str | None:
-    """Python's canonical codec name for a charset label, or None when unknown."""
+    """Python's canonical codec name for a charset label (as the web means it: labels.py), or None."""
     if not label:
         return None
+    label = label.strip().lower()
     try:
-        info = codecs.lookup(label.strip().lower())
+        info = codecs.lookup(WHATWG_LABELS.get(label, label))
     except LookupError:
         return None
     name = info.name

@@ -13,7 +13,10 @@ import re
 from typing import Any
 from urllib.parse import urljoin
 
-from modules.rss.parse.namespaces import canonical_declarations
+from lxml import etree
+
+from modules.rss.parse import fields
+from modules.rss.parse.namespaces import canonical_declarations, prefix_of
 from modules.rss.parse.raw import FeedParseError, RawEnclosure, RawFeed, RawItem, RawText
 
 _FORMATS = {
@@ -87,7 +90,30 @@ def _person(author: Any) -> str | None:
     return (_MAILTO_REMNANT.sub("", name) if name else None) or _str(_get(author, "email"))
 
 
-def _item(entry: dict[str, Any], base: str, is_atom: bool) -> RawItem:
+def _update_dates(data: bytes) -> list[list[str]]:
+    """Every item's update dates as written (fields.UPDATED), items in document order. feedparser keeps
+    only the last of several; lxml's recovering parser (no entities, DTDs or network) still sees them all."""
+    parser = etree.XMLParser(recover=True, resolve_entities=False, no_network=True, load_dtd=False)
+    try:
+        root = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError:
+        return []
+    found: list[list[str]] = []
+    for item in () if root is None else root.iter("{*}item", "{*}entry"):
+        bare = "atom" if str(item.tag).endswith("entry") else ""  # as the fast path reads them
+        dates = []
+        for child in item.iterchildren("{*}*"):
+            tag = str(child.tag)  # "{uri}local", or "local" (recovery keeps "dc:date" when undeclared)
+            namespace, _, local = tag[1:].partition("}") if tag[0] == "{" else ("", "", tag)
+            prefix = prefix_of(namespace) if namespace else bare
+            local = local.lower()
+            if prefix is not None and (f"{prefix}:{local}" if prefix else local) in fields.UPDATED:
+                dates.append((child.text or "").strip())
+        found.append(dates)
+    return found
+
+
+def _item(entry: dict[str, Any], base: str, is_atom: bool, update_dates: list[str]) -> RawItem:
     contents = [c for c in _get(entry, "content") or () if isinstance(c, dict)]
     html_contents = [c for c in contents if "html" in str(_get(c, "type"))]
     best_content = html_contents[0] if html_contents else contents[0] if contents else None
@@ -123,7 +149,7 @@ def _item(entry: dict[str, Any], base: str, is_atom: bool) -> RawItem:
         description=None if is_atom else summary,
         summary=summary if is_atom else None,
         published=_str(_get(entry, "published")) or _str(_get(entry, "created")),
-        updated=_str(_get(entry, "updated")),  # feedparser keeps the last of several
+        updated=fields.latest(update_dates) if len(update_dates) > 1 else _str(_get(entry, "updated")),
         authors=[n for a in _get(entry, "authors") or () if (n := _person(a))],
         categories=categories,
         category_labels=labels,
@@ -159,6 +185,9 @@ def parse_lenient(text: str, url: str) -> RawFeed:
         raise FeedParseError(f"not a feed: no RSS or Atom structure found ({problem or 'unknown format'})")
     is_atom = version.startswith("atom")
     image = _get(feed, "image")
+    update_dates = _update_dates(data)
+    if len(update_dates) != len(entries):  # the two parsers recovered different items: trust feedparser
+        update_dates = [[] for _ in entries]
     return RawFeed(
         format=_FORMATS.get(version, version or "rss"),
         parser="lenient",
@@ -170,7 +199,7 @@ def parse_lenient(text: str, url: str) -> RawFeed:
         image=(_str(_get(image, "href")) if isinstance(image, dict) else None) or _str(_get(feed, "logo")),
         ttl=_str(_get(feed, "ttl")),
         authors=[n for a in _get(feed, "authors") or () if (n := _str(_get(a, "name")))] if is_atom else [],
-        items=[_item(entry, url, is_atom) for entry in entries],
+        items=[_item(entry, url, is_atom, dates) for entry, dates in zip(entries, update_dates, strict=True)],
         links=[
             (rel, href)
             for link in _get(feed, "links") or ()

@@ -15,9 +15,11 @@ import asyncpg
 
 from host.errors import UserError
 
-_ENTRY_LIST = """SELECT e.id, e.message_id, e.feed_id, f.title AS feed_title, e.title, e.link, e.published, e.effective_at,
-           e.reading_time_minutes, s.read_at, s.starred_at
+# Title, authors and date are entry_text's best_*: the feed's, else what the article page says (rss/0006).
+_ENTRY_LIST = """SELECT e.id, e.message_id, e.feed_id, f.title AS feed_title, t.best_title AS title, e.link,
+           t.best_published AS published, e.effective_at, e.reading_time_minutes, s.read_at, s.starred_at
     FROM mod_rss.entries e JOIN mod_rss.feeds f ON f.id = e.feed_id
+    JOIN mod_rss.entry_text t ON t.entry_id = e.id
     LEFT JOIN mod_rss.entry_state s ON s.entry_id = e.id"""
 
 
@@ -62,10 +64,11 @@ async def get_entry(conn: asyncpg.Connection, entry_id: int | uuid.UUID) -> dict
     """One entry to read, by id or message id: metadata, plain text, enclosures, state; or one clear error."""
     key = "e.message_id" if isinstance(entry_id, uuid.UUID) else "e.id"
     row = await conn.fetchrow(
-        f"""SELECT e.id, e.feed_id, f.title AS feed_title, e.title, e.link, e.published, e.effective_at,
-                  e.authors, e.categories, e.enclosures, e.content_text, e.reading_time_minutes, e.message_id,
-                  s.read_at, s.starred_at
+        f"""SELECT e.id, e.feed_id, f.title AS feed_title, t.best_title AS title, e.link,
+                  t.best_published AS published, e.effective_at, t.best_authors AS authors, e.categories,
+                  e.enclosures, e.content_text, e.reading_time_minutes, e.message_id, s.read_at, s.starred_at
            FROM mod_rss.entries e JOIN mod_rss.feeds f ON f.id = e.feed_id
+           JOIN mod_rss.entry_text t ON t.entry_id = e.id
            LEFT JOIN mod_rss.entry_state s ON s.entry_id = e.id
            WHERE {key} = $1""",
         entry_id,

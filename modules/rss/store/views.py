@@ -104,7 +104,8 @@ async def per_day(conn: asyncpg.Connection, feed_id: int, days: int = 30) -> lis
 async def entry(conn: asyncpg.Connection, entry_id: int) -> dict[str, Any]:
     """Everything the entry page shows: content (sanitized at parse time), enclosures, lineage, text source."""
     row = await conn.fetchrow(
-        """SELECT e.*, f.title AS feed_title, f.url AS feed_url, t.text_source, t.article_fetched_at
+        """SELECT e.*, f.title AS feed_title, f.url AS feed_url, t.text_source, t.article_fetched_at,
+                  t.best_title, t.best_authors
            FROM mod_rss.entries e JOIN mod_rss.feeds f ON f.id = e.feed_id
            JOIN mod_rss.entry_text t ON t.entry_id = e.id WHERE e.id = $1""",
         entry_id,
