@@ -44,6 +44,11 @@ def emitter(module: str, events: Collection[str]) -> Emit:
     allowed = {subject(module, name) for name in events}
 
     async def emit(conn: asyncpg.Connection, *batch: Event) -> int:
+        if not conn.is_in_transaction():  # autocommit would publish events whose data may never commit
+            raise ValueError(
+                f"module {module} emitted outside a transaction: call ctx.emit(conn, ...) inside the "
+                "`async with conn.transaction():` that writes the data the events are about"
+            )
         for event in batch:
             if event.subject not in allowed:
                 declared = ", ".join(sorted(events)) or "none"

@@ -29,6 +29,10 @@ async def test_emit_refuses_events_the_manifest_does_not_declare(host: Host) -> 
             await ctx.emit(conn, Event(uuid.uuid4(), "feedeater.rss.secret", {}))
         ok = Event(uuid.uuid4(), "feedeater.rss.contextUpdated", {"type": "ContextUpdated"})
         assert await ctx.emit(conn, ok, ok) == 1  # the same event id twice is queued once
+    async with host.require_pool().acquire() as conn:  # autocommit: the event would outlive a rollback
+        with pytest.raises(ValueError, match="rss emitted outside a transaction"):
+            await ctx.emit(conn, Event(uuid.uuid4(), "feedeater.rss.contextUpdated", {}))
+    assert await host.require_pool().fetchval("SELECT count(*) FROM host.outbox") == 1
 
 
 async def test_contexts_are_published_through_the_owners_emit(host: Host) -> None:
