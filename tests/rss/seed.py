@@ -21,15 +21,17 @@ async def ingest(
     first_poll: bool = False,
     now: datetime | None = None,
 ) -> set[str]:
-    """Returns the guids inserted."""
-    _, inserted = await intake.ingest(
-        conn,
-        outbox.emitter(MANIFEST.name, MANIFEST.events),
-        feed_id=feed.id,
-        feed_title=feed.title,
-        entries=entries,
-        now=now or datetime.now(UTC),
-        first_poll=first_poll,
-        lookback_hours=48,
-    )
+    """Returns the guids inserted. Opens its own transaction (a savepoint inside the caller's), as
+    ctx.emit refuses a connection outside one."""
+    async with conn.transaction():
+        _, inserted = await intake.ingest(
+            conn,
+            outbox.emitter(MANIFEST.name, MANIFEST.events),
+            feed_id=feed.id,
+            feed_title=feed.title,
+            entries=entries,
+            now=now or datetime.now(UTC),
+            first_poll=first_poll,
+            lookback_hours=48,
+        )
     return inserted
