@@ -6,11 +6,12 @@ Data: sentences of the real-world corpus (../shared/fixtures) recombined into N 
 frequencies and lengths are real), published over 30 days, with `--window` of them in the last 24 h.
 Features are computed as intake does (cached in /tmp per size and feature-code version) and loaded with
 COPY, with their lookup keys. Then `--incoming` new articles (half of them
-edited copies of stored ones) go through the real intake (`ingest`: features, candidate query, decision,
-insert), one transaction each, timed per article. Then `digest build` work for the morning window: the
+edited copies of stored ones) go through the real intake (`ingest_many`: features, candidate query,
+decisions, insert) once per `--batch` size: 1 = one article per transaction, 50 = a subscription's
+delivery per transaction (what the digest subscriptions get); each delivery's time is shared by its articles. Then `digest build` work for the morning window: the
 window query and the pure assembly (score, cluster, sections, self-checks, render), timed apart.
 
-    .venv/bin/python bench/digest_cost.py [--articles 100000] [--window 10000] [--incoming 1000]
+    .venv/bin/python bench/digest_cost.py [--articles 100000] [--window 10000] [--incoming 1000] [--batch 1,50] [--profile]
 
 Services: embedded PostgreSQL in a temporary FEEDEATER_HOME. Results: stdout, bench/results/digest_cost.json.
 Targets: dedup p95 ≤ 5 ms per article; morning digest over 10,000 articles ≤ 10 s.
@@ -20,9 +21,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import hashlib
 import os
 import pickle
+import pstats
 import random
 import re
 import resource
@@ -51,7 +54,7 @@ from modules.digest.assemble import render  # noqa: E402
 from modules.digest.dedup import layers  # noqa: E402
 from modules.digest.dedup.features import features  # noqa: E402
 from modules.digest.dedup.layers import Features  # noqa: E402
-from modules.digest.intake.handler import ingest  # noqa: E402
+from modules.digest.intake.handler import ingest, ingest_many  # noqa: E402
 from modules.digest.model import Article  # noqa: E402
 from modules.digest.settings import TYPES  # noqa: E402
 from modules.digest.store import articles as store  # noqa: E402
@@ -171,27 +174,33 @@ def incoming(rng: random.Random, pool: list[str], stored: list[Article], k: int)
 
 
 async def dedup(db: asyncpg.Pool, home: Path, rng: random.Random, pool: list[str], stored: list[Article],
-                n: int) -> dict[str, Any]:  # fmt: skip
-    """`n` incoming articles through the real intake, one transaction each: wall time per article,
-    CPU per article (this process; PostgreSQL: all its processes, and this connection's backend alone), the
-    load meanwhile."""
-    arrivals = [incoming(rng, pool, stored, k) for k in range(n)]
-    costs, dispositions = [], Counter[str]()
+                n: int, batch: int, run: int) -> dict[str, Any]:  # fmt: skip
+    """`n` incoming articles through the real intake, `batch` per transaction as a subscription delivery
+    hands them (1: one at a time): wall time per article (a delivery's time shared by its articles) and
+    per delivery, CPU per article (this process; PostgreSQL: all its processes, and this connection's
+    backend alone), the load meanwhile."""
+    arrivals = [incoming(rng, pool, stored, run * n + k) for k in range(n)]  # new message ids every run
+    costs, deliveries, dispositions = [], [], Counter[str]()
     async with db.acquire() as conn:
         backend = conn.get_server_pid()  # this connection's server process alone (no autovacuum, WAL writer)
         before, backend_before = digest_data.machine(home), cpu_tree_s(backend)
         t0 = time.process_time()
-        for a in arrivals:
+        for start in range(0, n, batch):
+            part = arrivals[start : start + batch]
             t = time.perf_counter()
             async with conn.transaction():
-                d = await ingest(conn, a)
-            costs.append((time.perf_counter() - t) * 1000)
-            dispositions[d.disposition] += 1
+                decisions = await ingest_many(conn, part)
+            took = (time.perf_counter() - t) * 1000
+            deliveries.append(took)
+            costs.extend([took / len(part)] * len(part))
+            dispositions.update(d.disposition for d in decisions)
         cpu = time.process_time() - t0
         after, backend_after = digest_data.machine(home), cpu_tree_s(backend)
     return {
+        "batch": batch,
         "wall_ms": {"p50": pct(costs, 50), "p95": pct(costs, 95), "p99": pct(costs, 99),
                     "mean": round(statistics.fmean(costs), 2)},
+        "delivery_wall_ms": {"p50": pct(deliveries, 50), "p95": pct(deliveries, 95)} if len(deliveries) > 1 else {},
         "cpu_ms_per_article": {"python": round(1000 * cpu / n, 2),
                                "postgres": round(1000 * (after["postgres_cpu_s"] - before["postgres_cpu_s"]) / n, 2),
                                "postgres_backend": round(1000 * (backend_after - backend_before) / n, 2)},
@@ -247,8 +256,16 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             await explain(db, [synthetic(random.Random(5), pool, 10**8, NOW - timedelta(hours=3)),
                                incoming(random.Random(6), pool, stored, 1)])  # fmt: skip
         rng = random.Random(12)
-        result["dedup"] = await dedup(db, home, rng, pool, stored, args.incoming)
-        print(result["dedup"], flush=True)
+        result["dedup"] = []
+        for run, size in enumerate(int(b) for b in args.batch.split(",")):  # same data and load, side by side
+            result["dedup"].append(await dedup(db, home, rng, pool, stored, args.incoming, size, run))
+            print(result["dedup"][-1], flush=True)
+        if args.profile:  # one more run of the last size, under cProfile (slower: not measured)
+            profiler = cProfile.Profile(time.process_time)
+            profiler.enable()
+            await dedup(db, home, rng, pool, stored, args.incoming, size, run + 1)
+            profiler.disable()
+            pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
         sample = [synthetic(rng, pool, 2 * 10**7 + k, NOW) for k in range(300)]
         t = time.process_time()
         for a in sample:
@@ -309,6 +326,8 @@ def main() -> None:
     parser.add_argument("--articles", type=int, default=100_000)
     parser.add_argument("--window", type=int, default=10_000)
     parser.add_argument("--incoming", type=int, default=1000)
+    parser.add_argument("--batch", default="1,50", help="articles per delivery, one dedup run per size")
+    parser.add_argument("--profile", action="store_true", help="then profile a run of the last size (CPU)")
     parser.add_argument("--explain", action="store_true", help="print the plans of the lookup and the insert")
     result = asyncio.run(run(parser.parse_args()))
     digest_data.report("digest_cost", result)

@@ -1,14 +1,15 @@
 """Digest dedup quality on a labelled set built from ../shared/fixtures (bench/digest_data.py).
 
-Every item goes through the real intake path (`modules.digest.intake.handler.ingest`: features, the
-candidate query on PostgreSQL, the layered decision, the insert) in arrival order. A duplicate verdict
+Every item goes through the real intake path (`modules.digest.intake.handler.ingest_many`: features, the
+candidate query on PostgreSQL, the layered decision, the insert) in arrival order, `--batch` items per
+transaction as a subscription delivery hands them (1: one at a time). A duplicate verdict
 (any disposition but `unique`) is correct when the matched article tells the same story. Recall counts
 items that have an earlier item of the same story. Per layer: precision of that layer's verdicts; per kind
 of copy: recall. Dedup-cluster purity: share of each cluster's majority story. Topic-cluster purity: DBSCAN
 (step 5) over all items, share of each topic's majority story (topics may legitimately join related
 stories, so this is a lower bound on quality). Also: the entity heuristic on bench/digest_entities.json (tuning) and digest_entities_holdout.json.
 
-    .venv/bin/python bench/digest_eval.py [--copies 600] [--seed 7]
+    .venv/bin/python bench/digest_eval.py [--copies 600] [--seed 7] [--batch 1]
 
 Services: embedded PostgreSQL in a temporary FEEDEATER_HOME. Results: stdout and bench/results/digest_eval.json.
 Targets: precision ≥ 0.97, recall ≥ 0.90.
@@ -32,7 +33,7 @@ if str(REPO) not in sys.path:
 from bench import digest_data  # noqa: E402
 from modules.digest.cluster import topics  # noqa: E402
 from modules.digest.dedup import entities  # noqa: E402
-from modules.digest.intake.handler import ingest  # noqa: E402
+from modules.digest.intake.handler import ingest_many  # noqa: E402
 from modules.digest.text import cluster_document  # noqa: E402
 
 ENTITY_SAMPLE = REPO / "bench" / "digest_entities.json"  # the heuristic was tuned on these
@@ -60,6 +61,11 @@ def entity_scores(path: Path) -> dict[str, float]:
     }
 
 
+def real(article_id: int, in_part: list[int]) -> int:
+    """ingest_many names an article of the same delivery −1 − its index: its stored id."""
+    return article_id if article_id > 0 else in_part[-1 - article_id]
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     t = time.perf_counter()
     items = digest_data.build(copies=args.copies, seed=args.seed)
@@ -74,22 +80,28 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         found: Counter[str] = Counter()
         clusters: dict[int, list[int]] = defaultdict(list)
         t = time.perf_counter()
-        for item in items:
+        for start in range(0, len(items), args.batch):
+            part = items[start : start + args.batch]
             async with pool.acquire() as conn, conn.transaction():
-                d = await ingest(conn, item.article)
-                row_id = await conn.fetchval(
-                    "SELECT id FROM mod_digest.articles WHERE message_id = $1", item.article.message_id
+                decisions = await ingest_many(conn, [item.article for item in part])
+                ids = await conn.fetch(
+                    "SELECT message_id, id FROM mod_digest.articles WHERE message_id = ANY($1::uuid[])",
+                    [item.article.message_id for item in part],
                 )
-            story_of[row_id] = item.story
-            has_earlier = item.story in seen_stories
-            seen_stories.add(item.story)
-            should[item.kind] += has_earlier
-            cluster = d.matched.cluster_id if d.matched is not None else row_id
-            clusters[cluster].append(item.story)
-            if d.disposition != "unique" and d.matched is not None:
-                correct = story_of.get(d.matched.id) == item.story
-                verdicts.append((d.layer, item.kind, correct))
-                found[item.kind] += correct and has_earlier
+            row_ids = {r["message_id"]: r["id"] for r in ids}
+            in_part = [row_ids.get(item.article.message_id, 0) for item in part]
+
+            for item, d, row_id in zip(part, decisions, in_part, strict=True):
+                story_of[row_id] = item.story
+                has_earlier = item.story in seen_stories
+                seen_stories.add(item.story)
+                should[item.kind] += has_earlier
+                cluster = real(d.matched.cluster_id, in_part) if d.matched is not None else row_id
+                clusters[cluster].append(item.story)
+                if d.disposition != "unique" and d.matched is not None:
+                    correct = story_of.get(real(d.matched.id, in_part)) == item.story
+                    verdicts.append((d.layer, item.kind, correct))
+                    found[item.kind] += correct and has_earlier
         ingest_s = time.perf_counter() - t
     finally:
         await host.close(stop_started_services=True)
@@ -133,6 +145,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--copies", type=int, default=600)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--batch", type=int, default=1, help="items per delivery (ingest_many), as the bus hands them"
+    )
     result = asyncio.run(run(parser.parse_args()))
     digest_data.report("digest_eval", result)
 

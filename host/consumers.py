@@ -16,6 +16,7 @@ import contextlib
 import json
 import logging
 import time
+from typing import cast
 
 import asyncpg
 from nats.aio.msg import Msg
@@ -26,7 +27,7 @@ from prometheus_client import Counter, Gauge
 
 from host.backoff import Backoff
 from host.events import STREAM
-from host.module import ModuleContext, ReceivedEvent, Subscription
+from host.module import BatchHandler, EventHandler, ModuleContext, ReceivedEvent, Subscription
 from host.supervise import Unit
 
 log = logging.getLogger("feedeater.consumers")
@@ -126,12 +127,41 @@ class Consumer:
                     msgs = await psub.fetch(self.batch, timeout=2)
                 except TimeoutError:  # nats-py raises both its own and asyncio's: nothing to fetch
                     continue
-                for msg in msgs:
-                    await self.handle(msg)
+                if self.sub.batch and len(msgs) > 1:
+                    await self.handle_batch(msgs)
+                else:
+                    for msg in msgs:
+                        await self.handle(msg)
         finally:
             await psub.unsubscribe()
 
-    async def handle(self, msg: Msg) -> None:
+    async def handle_batch(self, msgs: list[Msg]) -> None:
+        """A batch subscription's delivery in one transaction; if its handler raises, each event alone
+        (so one bad event is retried and dead-lettered by itself, and the others are handled)."""
+        taken: list[tuple[Msg, ReceivedEvent]] = []
+        for msg in msgs:
+            event = await self._decode(msg)
+            if event is not None:
+                taken.append((msg, event))
+        try:
+            handled = await self._process([event for _, event in taken])
+        except _INFRASTRUCTURE:
+            with contextlib.suppress(Exception):
+                for msg, _ in taken:
+                    await msg.nak(delay=retry_delay(1))
+            raise
+        except Exception as exc:
+            log.info("%s: a batch of %d failed (%s): handling each event alone", self.name, len(taken), exc)
+            for msg, _ in taken:
+                await self.handle(msg)
+            return
+        HANDLED.labels(self.name).inc(handled)
+        SKIPPED.labels(self.name).inc(len(taken) - handled)
+        for msg, _ in taken:
+            await msg.ack()
+
+    async def _decode(self, msg: Msg) -> ReceivedEvent | None:
+        """The event in a message; None when it is not a JSON object (then it is dead-lettered)."""
         meta = msg.metadata
         event_id = (msg.headers or {}).get("Nats-Msg-Id") or f"seq:{meta.sequence.stream}"
         delivery = int(meta.num_delivered)
@@ -141,10 +171,16 @@ class Consumer:
                 raise ValueError("not a JSON object")
         except ValueError as exc:
             await self.dead_letter(msg, event_id, delivery, f"undecodable event: {exc}")
+            return None
+        return ReceivedEvent(event_id, msg.subject, payload, delivery, meta.timestamp)
+
+    async def handle(self, msg: Msg) -> None:
+        event = await self._decode(msg)
+        if event is None:
             return
-        event = ReceivedEvent(event_id, msg.subject, payload, delivery, meta.timestamp)
+        event_id, delivery = event.event_id, event.delivery
         try:
-            handled = await self._process(event)
+            handled = await self._process([event])
         except _INFRASTRUCTURE:
             with contextlib.suppress(Exception):  # NATS may be the one that is down
                 await msg.nak(delay=retry_delay(1))
@@ -161,19 +197,28 @@ class Consumer:
         (HANDLED if handled else SKIPPED).labels(self.name).inc()
         await msg.ack()
 
-    async def _process(self, event: ReceivedEvent) -> bool:
-        """Handle in one transaction with the processed-id record; False when it was already processed."""
+    async def _process(self, events: list[ReceivedEvent]) -> int:
+        """Handle in one transaction with the processed-id records; how many were not processed before."""
         async with self.ctx.pool.acquire() as conn, conn.transaction():
-            fresh = await conn.fetchval(
-                """INSERT INTO host.processed_events (consumer, event_id) VALUES ($1, $2)
-                   ON CONFLICT DO NOTHING RETURNING true""",
+            rows = await conn.fetch(
+                """INSERT INTO host.processed_events (consumer, event_id) SELECT $1, unnest($2::text[])
+                   ON CONFLICT DO NOTHING RETURNING event_id""",
                 self.name,
-                event.event_id,
+                [event.event_id for event in events],
             )
+            fresh_ids = {row["event_id"] for row in rows}
+            fresh = []
+            for event in events:  # an id twice in one delivery is handled once
+                if event.event_id in fresh_ids:
+                    fresh_ids.discard(event.event_id)
+                    fresh.append(event)
             if not fresh:
-                return False
-            await self.sub.handler(self.ctx, conn, event)
-            return True
+                return 0
+            if self.sub.batch:
+                await cast(BatchHandler, self.sub.handler)(self.ctx, conn, fresh)
+            else:
+                await cast(EventHandler, self.sub.handler)(self.ctx, conn, fresh[0])
+            return len(fresh)
 
     async def dead_letter(self, msg: Msg, event_id: str, delivery: int, reason: str) -> None:
         """Park the event on the dead-letter subject with why, then ack it so the consumer moves on."""

@@ -99,6 +99,8 @@ class ReceivedEvent:
 
 
 EventHandler = Callable[["ModuleContext", "asyncpg.Connection", ReceivedEvent], Awaitable[None]]
+# A batch handler takes the events of one delivery (stream order, already-processed ones left out).
+BatchHandler = Callable[["ModuleContext", "asyncpg.Connection", list[ReceivedEvent]], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,14 +112,19 @@ class Subscription:
     "done" and a redelivery (a crash between commit and ack) is skipped: exactly once per subscription.
     A handler that raises is retried (redelivered) up to `max_deliver` times; then the message goes to
     `feedeater.dlq.<module>.<name>` (stream feedeater_dlq, reason in the `Feedeater-Error` header).
+
+    With `batch=True` the handler is a BatchHandler: it gets the events of one fetch (up to 50) in one
+    transaction, so per-event round trips are paid once per delivery. When it raises, the host hands the
+    same events to it again one at a time, so only the failing event is retried and dead-lettered.
     """
 
     name: str
     subject: str  # filter subject, e.g. "feedeater.rss.messageCreated" or "feedeater.*.messageCreated"
-    handler: EventHandler
+    handler: EventHandler | BatchHandler
     max_deliver: int = 5
     ack_wait_seconds: float = 60.0  # a handler still running after this is assumed dead: redelivered
     description: str = ""
+    batch: bool = False
 
 
 @dataclass(frozen=True, slots=True)

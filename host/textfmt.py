@@ -97,9 +97,9 @@ def duration(seconds: float | None) -> str:
 
 
 def relative(value: datetime | None, now: datetime | None = None) -> str:
-    """`12 min ago` / `in 3 h`, for times near now."""
+    """`12 min ago` / `in 3 h`, for times near now; `never` for a last run, poll or use that has not been."""
     if value is None:
-        return "-"
+        return "never"
     delta = value - (now or datetime.now(UTC))
     return (
         f"in {duration(delta.total_seconds())}"

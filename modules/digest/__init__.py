@@ -48,6 +48,7 @@ MANIFEST = Manifest(
             _handle,
             max_deliver=3,
             description="every module's new messages → articles with their dedup disposition",
+            batch=True,
         ),
         Subscription(
             "updated",
@@ -55,6 +56,7 @@ MANIFEST = Manifest(
             _handle,
             max_deliver=3,
             description="revisions (layer 1: same id, new content hash)",
+            batch=True,
         ),
     ),
     routes=(Routes("console", _console, prefix="/digest", pages=(("Digests", "/digests"),)),),

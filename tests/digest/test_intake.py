@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import random
+import re
 import uuid
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+import asyncpg
 import pytest
 
 from host.runtime import Host
 from modules.digest.intake.event import MalformedEvent, is_own, to_article
-from modules.digest.intake.handler import ingest
+from modules.digest.intake.handler import ingest, ingest_many
+from modules.digest.model import Article
 
+ARTICLES = Path(__file__).resolve().parents[2] / "fixtures" / "articles"
 BODY = (
     "Springfield approved a light rail line on Tuesday; it will cost 480 million dollars and open in 2030. "
     * 3
@@ -125,3 +133,104 @@ async def test_a_copy_that_waited_for_the_dedup_lock_matches_the_article_committ
     rows = await pool.fetch("SELECT disposition, cluster_id FROM mod_digest.articles ORDER BY id")
     assert [r["disposition"] for r in rows] == ["unique", "near_duplicate"]
     assert rows[0]["cluster_id"] == rows[1]["cluster_id"]
+
+
+def _vocabulary() -> list[str]:
+    """Real words (from the saved article pages) to write distinct stories with."""
+    text = " ".join(p.read_text(encoding="latin-1") for p in sorted(ARTICLES.glob("*.html")))
+    return sorted({w for w in re.findall(r"\b[a-z]{4,12}\b", re.sub(r"<[^>]+>", " ", text))})
+
+
+def delivery() -> list[Article]:
+    """Articles that exercise every layer, copies arriving after their originals, a message id twice."""
+    rng = random.Random(11)
+    vocabulary = _vocabulary()
+    at = datetime(2026, 11, 25, 9, tzinfo=UTC)
+    names = "Maria Santos met Olaf Berger of Harbour Trust and Lena Ortiz at Port Authority."
+    n = 0
+
+    def art(title: str, body: str, stream: str, url: str, hours: float = 0, **kw: Any) -> Article:
+        nonlocal n
+        n += 1
+        return Article(
+            message_id=kw.pop("message_id", uuid.UUID(int=1000 + n)), source_module="rss", stream=stream,
+            feed_id=int(stream), source_name=f"Feed {stream}", domain=url.split("/")[2], title=title, url=url,
+            body=body, word_count=len(body.split()), published_at=at + timedelta(hours=hours),
+            date_uncertain=False, partial_content=False, content_hash=kw.pop("content_hash", hashlib.sha1(body.encode()).hexdigest()),
+            depth_signals=(), revision=kw.pop("revision", 1), updated=False,
+        )  # fmt: skip
+
+    def story() -> str:
+        return " ".join(rng.choice(vocabulary) for _ in range(70))
+
+    def edited(body: str) -> str:
+        words = body.split()
+        words[35] = "changed"
+        return " ".join(words)
+
+    out: list[Article] = []
+    for k in range(4):
+        body = story()
+        title = f"{rng.choice(vocabulary).title()} {' '.join(rng.choice(vocabulary) for _ in range(6))}"
+        out.append(art(title, body, "1", f"https://one.example/{k}"))
+        out.append(art(title, body, "2", f"https://one.example/{k}?utm_source=x", 1))  # url, same text
+        out.append(art(title, edited(body), "3", f"https://www.one.example/{k}/", 2))  # url, edited
+        out.append(art(f"BREAKING: {title}", edited(body), "4", f"https://four.example/{k}", 3))  # title
+        out.append(art(story()[:40], edited(body), "5", f"https://five.example/{k}", 4))  # fingerprint
+        out.append(art(f"Short note {k}", "A few words only.", "6", f"https://six.example/{k}"))
+        out.append(art(f"Short note {k}", "A few other words.", "7", f"https://seven.example/{k}", 1))
+    out.append(art("Harbour deal", f"{story()} {names}", "8", "https://eight.example/e"))
+    out.append(art("Talks at the port", f"{story()} {names}", "9", "https://nine.example/e", 5))  # entities
+    first = out[0]
+    out.append(art(first.title, first.body + " more", "1", first.url or "", message_id=first.message_id,
+                   content_hash="rev", revision=2))  # fmt: skip
+    out.append(out[-1])  # the same message again: exact duplicate of the revision
+    out.extend(art(f"Lone story {k}", story(), "10", f"https://ten.example/{k}") for k in range(3))
+    return out
+
+
+async def _outcome(pool: asyncpg.Pool) -> tuple[list[tuple[Any, ...]], set[tuple[Any, ...]]]:
+    """Every stored article with its decision, match and cluster named by message id, and every lookup key."""
+    rows = await pool.fetch(
+        """SELECT a.message_id, a.disposition, a.layer, a.match_score, m.message_id AS matched,
+                  c.message_id AS cluster, a.revision, a.content_hash
+           FROM mod_digest.articles a LEFT JOIN mod_digest.articles m ON m.id = a.matched_id
+           JOIN mod_digest.articles c ON c.id = a.cluster_id ORDER BY a.message_id"""
+    )
+    keys = await pool.fetch(
+        """SELECT a.message_id, k.key, k.at FROM mod_digest.dedup_keys k
+           JOIN mod_digest.articles a ON a.id = k.article_id"""
+    )
+    return [tuple(r) for r in rows], {tuple(r) for r in keys}
+
+
+async def test_a_delivery_at_once_decides_and_stores_as_one_article_at_a_time(host: Host) -> None:
+    """ingest_many (one lookup and one insert per run of new articles) must give every article the
+    decision, match, cluster and keys that ingesting them one by one gives, whether its match was stored
+    before the delivery, earlier in the same delivery, or the same message id twice."""
+    articles = delivery()
+    pool = host.require_pool()
+    one_by_one = []
+    async with pool.acquire() as conn:
+        for a in articles:
+            async with conn.transaction():
+                one_by_one.append(await ingest(conn, a))
+    expected = await _outcome(pool)
+    layers = [(d.disposition, d.layer) for d in one_by_one]
+    assert {layer for _, layer in layers} == {
+        "none", "url", "title", "title+fingerprint", "fingerprint", "entities", "guid"
+    }  # fmt: skip
+    assert layers[-5:-3] == [("revision", "guid"), ("exact_duplicate", "guid")]
+    for size in (len(articles), 4):  # all at once (matches within the delivery), and in parts
+        await pool.execute("TRUNCATE mod_digest.articles, mod_digest.dedup_keys RESTART IDENTITY CASCADE")
+        batched = []
+        async with pool.acquire() as conn:
+            for part in range(0, len(articles), size):
+                async with conn.transaction():
+                    batched.extend(await ingest_many(conn, articles[part : part + size]))
+        assert [(d.disposition, d.layer, d.score) for d in batched] == [
+            (d.disposition, d.layer, d.score) for d in one_by_one
+        ], size
+        got = await _outcome(pool)
+        assert got[0] == expected[0], [(a, b) for a, b in zip(got[0], expected[0], strict=True) if a != b]
+        assert got[1] == expected[1], (got[1] - expected[1], expected[1] - got[1])

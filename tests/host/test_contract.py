@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from collections.abc import Awaitable, Callable
 
 import asyncpg
 import pytest
@@ -134,6 +135,71 @@ async def test_subscription_handles_once_retries_then_dead_letters(host: Host) -
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_a_batch_subscription_gets_a_delivery_at_once_and_a_bad_event_alone(host: Host) -> None:
+    """A batch handler gets the fetched events in one call, in stream order, without the ones already
+    processed; when it raises, the events are handed to it one at a time, so the good ones are stored
+    once and only the bad one is retried and dead-lettered."""
+    calls: list[list[str]] = []
+
+    async def handler(ctx: ModuleContext, conn: asyncpg.Connection, events: list[ReceivedEvent]) -> None:
+        calls.append([e.event_id for e in events])
+        for event in events:
+            if event.payload.get("poison"):
+                raise RuntimeError("cannot digest this")
+            await conn.execute("INSERT INTO demo_notes (event_id) VALUES ($1)", event.event_id)
+
+    sub = Subscription("notes", "feedeater.demo.messageCreated", handler, max_deliver=2, batch=True)
+    demo(host, sub)
+    ctx = await host.context("demo")
+    pool = host.require_pool()
+    await pool.execute("CREATE TABLE demo_notes (event_id text NOT NULL)")
+    first = await publish(host, *({"n": n} for n in range(5)))
+    await pool.execute(  # processed by a host that died before acking
+        "INSERT INTO host.processed_events (consumer, event_id) VALUES ('demo.notes', $1)", first[2]
+    )
+    assert host.js is not None
+    js = host.js
+
+    def start() -> asyncio.Task[None]:  # started after publishing, so one fetch finds every event
+        return asyncio.create_task(Consumer(ctx, sub, js, Unit("demo", "notes", "subscription")).run())
+
+    async def notes() -> list[str]:
+        return [r["event_id"] for r in await pool.fetch("SELECT event_id FROM demo_notes ORDER BY 1")]
+
+    task = start()
+    try:
+        want = sorted(first[:2] + first[3:])
+        await until(lambda: notes_are(notes, want), what="the first delivery stored")
+        assert calls == [first[:2] + first[3:]]  # one call, stream order, the recorded one left out
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+        calls.clear()
+        second = await publish(host, {"n": 5}, {"poison": True}, {"n": 6})
+        task = start()
+        reader = BusReader(host.js, stream=DLQ_STREAM)
+
+        async def dead_lettered() -> list[str]:  # the stream is shared with other tests' dead letters
+            got = await reader.all("feedeater.dlq.demo.notes")
+            return [i for m in got if (i := m["_headers"]["Feedeater-Event-Id"]) in first + second]
+
+        assert await until(dead_lettered, timeout=60, what="the poison event dead-lettered") == [second[1]]
+        stored = sorted([*want, second[0], second[2]])
+        assert await notes() == stored  # each once, the failed tries rolled back
+        assert calls[0] == second  # the delivery at once, then each event alone
+        assert sorted(map(tuple, calls[1:4])) == sorted((e,) for e in second)
+        assert all(c == [second[1]] for c in calls[4:])  # only the poison event is retried
+        info = await host.js.consumer_info("feedeater_bus", "demo_notes")
+        assert info.num_ack_pending == 0
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def notes_are(read: Callable[[], Awaitable[list[str]]], want: list[str]) -> bool:
+    return await read() == want
 
 
 def test_restart_delay_doubles_caps_and_resets_after_a_stable_run() -> None:

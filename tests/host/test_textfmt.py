@@ -37,5 +37,6 @@ def test_times_and_durations_are_humanized() -> None:
     now = datetime(2026, 1, 1, tzinfo=UTC)
     assert relative(now - timedelta(hours=12), now) == "12 h ago"
     assert relative(now + timedelta(minutes=5), now) == "in 5 min"
+    assert relative(None) == "never"  # a feed not polled yet, a job never run, a token never used
     assert plural(1, "feed") == "1 feed" and plural(2, "feed") == "2 feeds"
     assert plural(1, "entry", "entries") == "1 entry" and plural(0, "entry", "entries") == "0 entries"

@@ -209,7 +209,9 @@ async def test_opml_import_vets_every_url_as_rss_add_does(host: Host) -> None:
         "http://0x7f.1/feed",
         "http://user:pw@example.org/feed",
     }  # file:// never gets this far: the OPML reader keeps only web URLs
-    assert "rss.allow_private_networks" in reasons["http://0x7f.1/feed"]
+    assert (
+        "`feedeater settings set rss.allow_private_networks true`" in reasons["http://0x7f.1/feed"]
+    )  # as rss add
     assert "credentials" in reasons["http://user:pw@example.org/feed"]
 
 

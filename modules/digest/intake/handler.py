@@ -1,11 +1,16 @@
-"""The subscription handler: one bus event → one stored article with its dedup disposition.
+"""The subscription handler: a delivery of bus events → stored articles with their dedup dispositions.
 
-Runs inside the host's transaction that also records the event id as processed (exactly once per
-consumer). A malformed event raises MalformedEvent: the host retries it `max_deliver` times, then parks
-it on `feedeater.dlq.digest.<subscription>` with the reason; other events keep flowing meanwhile.
+Runs inside the host's transaction that also records the event ids as processed (exactly once per
+consumer). The subscriptions are batch subscriptions: one candidate lookup and one insert serve a whole
+delivery (up to 50 events). A malformed event raises MalformedEvent: the host then handles the
+delivery's events one at a time, retries the bad one `max_deliver` times and parks it on
+`feedeater.dlq.digest.<subscription>` with the reason; the others are stored meanwhile.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
 
 import asyncpg
 
@@ -20,34 +25,92 @@ from modules.digest.store import articles
 async def ingest(
     conn: asyncpg.Connection, article: Article, t: layers.Thresholds = layers.DEFAULT
 ) -> layers.Decision:
-    """Decide and store (call inside a transaction); returns the decision.
+    """Decide and store one article (call inside a transaction); returns the decision."""
+    return (await ingest_many(conn, [article], t))[0]
+
+
+async def ingest_many(
+    conn: asyncpg.Connection, batch: Sequence[Article], t: layers.Thresholds = layers.DEFAULT
+) -> list[layers.Decision]:
+    """Decide and store articles in order (call inside a transaction); returns their decisions.
+
+    Each round looks up every article not yet decided and handles the leading run of one kind: new
+    articles (decided against the stored candidates and the run's earlier articles, stored with one
+    insert) or articles whose message id is stored (layer 1; a revision rewrites the stored row). A
+    message id seen twice ends a run, so its second article finds the first stored.
 
     The lookup takes the dedup lock, but its snapshot may predate a writer that held the lock: the
-    insert then refuses (None) and we look again, now that the lock is ours. A revision always looks
-    again: it rewrites the stored row, which must be the current one."""
-    f = features(article)  # before the lock: other hosts wait only for the lookup and the insert
-    found = await articles.lookup(conn, article.message_id, f, t)
-    decision = _decide(f, found, t)
-    if found.same_identity is None:
-        if await articles.insert(conn, article, f, decision, t, found.seen) is not None:
-            return decision
-    elif decision.disposition != "revision":
-        return decision
-    found = await articles.lookup(conn, article.message_id, f, t)
-    decision = _decide(f, found, t)
-    if found.same_identity is None:
-        await articles.insert(conn, article, f, decision, t, None)
-    elif decision.disposition == "revision":
-        await articles.revise(conn, found.same_identity[0], found.same_identity[1], article, f, t)
-    return decision
+    insert then refuses and we look again, now that the lock is ours. Layer 1 is decided only on a
+    lookup made while the lock was already ours: a revision rewrites the stored row, which must be the
+    current one."""
+    fs = [features(a) for a in batch]  # before the lock: other hosts wait only for lookups and inserts
+    decisions: list[layers.Decision] = []
+    locked = False  # whether the dedup lock was ours before the last lookup started
+    while len(decisions) < len(batch):
+        start = len(decisions)
+        found = await articles.lookup(
+            conn, [(a.message_id, f) for a, f in zip(batch[start:], fs[start:], strict=True)], t
+        )
+        run = leading_run([a.message_id for a in batch[start:]], found.lookups)
+        if found.lookups[0].same_identity is None:
+            planned = plan(fs[start : start + run], [lk.candidates for lk in found.lookups[:run]], t)
+            rows = list(zip(batch[start : start + run], fs[start : start + run], planned, strict=True))
+            if await articles.insert(conn, rows, t, None if locked else found.seen):
+                decisions.extend(planned)
+        elif locked:
+            for i in range(start, start + run):
+                same = found.lookups[i - start].same_identity
+                assert same is not None  # the run is of articles stored under their message id
+                stored_id, stored = same
+                decision = layers.decide(fs[i], stored, [], t)
+                if decision.disposition == "revision":
+                    await articles.revise(conn, stored_id, stored, batch[i], fs[i], t)
+                decisions.append(decision)
+        locked = True
+    return decisions
 
 
-def _decide(f: layers.Features, found: articles.Lookup, t: layers.Thresholds) -> layers.Decision:
-    return layers.decide(f, found.same_identity[1] if found.same_identity else None, found.candidates, t)
+def leading_run(message_ids: Sequence[object], lookups: Sequence[articles.Lookup]) -> int:
+    """How many leading articles are of the first one's kind (new, or stored under its message id) with
+    message ids not repeated among them (pure)."""
+    first_new = lookups[0].same_identity is None
+    seen: set[object] = set()
+    for n, (message_id, lookup) in enumerate(zip(message_ids, lookups, strict=True)):
+        if (lookup.same_identity is None) != first_new or message_id in seen:
+            return n
+        seen.add(message_id)
+    return len(lookups)
 
 
-async def handle(ctx: ModuleContext, conn: asyncpg.Connection, event: ReceivedEvent) -> None:
-    if is_own(event.payload):
+def plan(
+    fs: Sequence[layers.Features], stored: Sequence[Sequence[layers.Candidate]], t: layers.Thresholds
+) -> list[layers.Decision]:
+    """Decisions for new articles of one delivery, in order (pure). Each is compared with the stored
+    candidates its lookup found and with the earlier articles of the run that the lookup would have found
+    had they been stored; those carry placeholder ids −1 − index, which `articles.insert` resolves."""
+    decided: list[tuple[articles.Probe, layers.Candidate]] = []
+    out = []
+    for k, (f, candidates) in enumerate(zip(fs, stored, strict=True)):
+        keys = articles.probe(f, t)
+        earlier = [c for p, c in decided if articles.would_find(keys, p, t)]
+        merged = sorted([*candidates, *earlier], key=_newest_first, reverse=True)
+        decision = layers.decide(f, None, merged, t)
+        out.append(decision)
+        if decision.disposition != "exact_duplicate":
+            cluster = decision.matched.cluster_id if decision.matched is not None else -1 - k
+            decided.append((keys, layers.Candidate(-1 - k, cluster, f)))
+    return out
+
+
+def _newest_first(c: layers.Candidate) -> tuple[datetime, bool, int]:
+    """The lookup's order, published then id (sort descending); the run's earlier articles rank above
+    stored ones of the same date, as they will get the higher ids."""
+    return c.features.published_at, c.id < 0, abs(c.id)
+
+
+async def handle(ctx: ModuleContext, conn: asyncpg.Connection, events: list[ReceivedEvent]) -> None:
+    batch = [to_article(e.payload) for e in events if not is_own(e.payload)]
+    if not batch:
         return
-    decision = await ingest(conn, to_article(event.payload))
-    ctx.log.debug("event %s: %s (%s)", event.event_id, decision.disposition, decision.layer)
+    decisions = await ingest_many(conn, batch)
+    ctx.log.debug("%d events: %s", len(events), ", ".join(f"{d.disposition} ({d.layer})" for d in decisions))

@@ -3,10 +3,12 @@ rows (mod_digest.dedup_keys), revisions."""
 
 from __future__ import annotations
 
+import json
 import math
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import asyncpg
@@ -20,22 +22,29 @@ _COLUMNS = """a.id, a.cluster_id, a.title_tokens, a.canonical_url, a.content_has
               a.entities, a.word_count, a.published_at, a.source_module || ':' || a.stream AS source"""
 
 
-def _keys_sql(first: int) -> str:
-    """An article's lookup keys from parameters $first (band keys), +1 (title prefix words), +2
-    (multi-word entities). Words are hashed in SQL so the migration that backfilled the keys and every
-    insert agree."""
-    return f"""${first}::bigint[]
-           || ARRAY(SELECT hashtextextended('t:' || w, 0) FROM unnest(${first + 1}::text[]) w)
-           || ARRAY(SELECT hashtextextended('e:' || e, 0) FROM unnest(${first + 2}::text[]) e)"""
+def _keys_sql(bands: str, title_words: str, entity_words: str) -> str:
+    """An article's lookup keys from SQL expressions for its band keys, title prefix words and multi-word
+    entities. Words are hashed in SQL so the migration that backfilled the keys and every insert agree."""
+    return f"""{bands}
+           || ARRAY(SELECT hashtextextended('t:' || w, 0) FROM unnest({title_words}) w)
+           || ARRAY(SELECT hashtextextended('e:' || e, 0) FROM unnest({entity_words}) e)"""
 
 
 @dataclass(frozen=True, slots=True)
 class Lookup:
-    """The stored article with the same message id (layer 1), else the candidates of layers 2–5; `seen`
-    is the highest article id the lookup could see (what `insert` checks nothing was added after)."""
+    """For one article: the stored article with the same message id (layer 1), else the candidates of
+    layers 2–5."""
 
     same_identity: tuple[int, Features] | None
     candidates: list[Candidate]
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """The lookups of a delivery's articles, in order, and `seen`: the highest article id the lookup
+    could see (what `insert` checks nothing was added after)."""
+
+    lookups: list[Lookup]
     seen: int
 
 
@@ -73,11 +82,58 @@ def lookup_keys(f: Features, t: Thresholds) -> list[Any]:
     return [fingerprint.bands(f.minhash), title_probe(f.title_tokens, t.title_long), entity_probe(f, t)]
 
 
-def candidate_query(message_id: uuid.UUID, f: Features, t: Thresholds) -> tuple[str, list[Any]]:
-    """The one lookup of every layer (SQL and parameters), separate so benchmarks can EXPLAIN it.
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """An article's lookup keys as sets (band keys, title prefix words, multi-word entities), computed
+    once for `would_find`."""
 
-    Each branch is an index probe with its layer's time window; title and entity hits are filtered by
-    their real overlap in SQL so only plausible candidates (with their 128 minima) are transferred.
+    features: Features
+    bands: frozenset[int]
+    title_words: frozenset[str]
+    entity_words: frozenset[str]
+
+
+def probe(f: Features, t: Thresholds) -> Probe:
+    bands, title_words, entity_words = lookup_keys(f, t)
+    return Probe(f, frozenset(bands), frozenset(title_words), frozenset(entity_words))
+
+
+def would_find(new: Probe, old: Probe, t: Thresholds) -> bool:
+    """Whether the candidate query would return `old` (not an exact duplicate) for `new`: its branches
+    in Python, for the earlier articles of one delivery, which are not stored yet when it runs (pure)."""
+    a, b = new.features, old.features
+
+    def near(window: timedelta) -> bool:
+        return abs(a.published_at - b.published_at) <= window
+
+    if a.canonical_url is not None and a.canonical_url == b.canonical_url:
+        return True
+    if not new.bands.isdisjoint(old.bands) and near(t.fingerprint_window):
+        return True
+    if (
+        not new.title_words.isdisjoint(old.title_words)
+        and near(t.title_window)
+        and len(a.title_tokens & b.title_tokens) >= max(1, int(len(a.title_tokens) * t.title_long))
+    ):
+        return True
+    return (
+        not new.entity_words.isdisjoint(old.entity_words)
+        and near(t.entity_window)
+        and len(a.entities & b.entities) >= t.min_entities
+    )
+
+
+def _iso(at: datetime) -> str:
+    return at.isoformat()
+
+
+def candidate_query(items: Sequence[tuple[uuid.UUID, Features]], t: Thresholds) -> tuple[str, list[Any]]:
+    """The one lookup of every layer for a delivery's articles (SQL and parameters), separate so
+    benchmarks can EXPLAIN it. Rows carry `i`, the article's index in `items`.
+
+    Each branch is an index probe per article with its layer's time window; title and entity hits are
+    filtered by their real overlap in SQL so only plausible candidates (with their 128 minima) are
+    transferred, at most CANDIDATE_LIMIT per article.
 
     It also takes the dedup lock (transaction-scoped: two copies arriving at once must not both be
     `unique`) and returns the highest article id of its snapshot in every row (one row of NULLs when
@@ -88,70 +144,94 @@ def candidate_query(message_id: uuid.UUID, f: Features, t: Thresholds) -> tuple[
         WITH locked AS MATERIALIZED (
             SELECT pg_advisory_xact_lock(hashtext('mod_digest.dedup'))::text AS lock,
                    (SELECT COALESCE(max(id), 0) FROM mod_digest.articles) AS seen
+        ), x AS MATERIALIZED (
+            SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS x(i int, message_id uuid, url text, bands bigint[],
+                at timestamptz, title_words text[], title_tokens text[], title_min int, entity_words text[],
+                entities text[])
         ), hit AS (
-            SELECT id, 'm' AS via FROM mod_digest.articles WHERE message_id = $13
+            SELECT x.i, a.id, 'm' AS via FROM x JOIN mod_digest.articles a ON a.message_id = x.message_id
             UNION ALL
-            SELECT id, 'u' FROM mod_digest.articles WHERE $1::text IS NOT NULL AND canonical_url = $1
+            SELECT x.i, a.id, 'u' FROM x JOIN mod_digest.articles a ON a.canonical_url = x.url
             UNION ALL
-            SELECT article_id, 'b' FROM mod_digest.dedup_keys
-            WHERE key = ANY($2::bigint[]) AND at BETWEEN $3::timestamptz - $4::interval AND $3 + $4
+            SELECT x.i, k.article_id, 'b' FROM x, LATERAL (
+                SELECT article_id FROM mod_digest.dedup_keys
+                WHERE key = ANY(x.bands) AND at BETWEEN x.at - $2::interval AND x.at + $2) k
             UNION ALL
-            SELECT article_id, 't' FROM mod_digest.dedup_keys
-            WHERE key = ANY(ARRAY(SELECT hashtextextended('t:' || w, 0) FROM unnest($5::text[]) w))
-              AND at BETWEEN $3 - $6::interval AND $3 + $6
+            SELECT x.i, k.article_id, 't' FROM x, LATERAL (
+                SELECT article_id FROM mod_digest.dedup_keys
+                WHERE key = ANY(ARRAY(SELECT hashtextextended('t:' || w, 0) FROM unnest(x.title_words) w))
+                  AND at BETWEEN x.at - $3::interval AND x.at + $3) k
             UNION ALL
-            SELECT article_id, 'e' FROM mod_digest.dedup_keys
-            WHERE key = ANY(ARRAY(SELECT hashtextextended('e:' || e, 0) FROM unnest($9::text[]) e))
-              AND at BETWEEN $3 - $10::interval AND $3 + $10
+            SELECT x.i, k.article_id, 'e' FROM x, LATERAL (
+                SELECT article_id FROM mod_digest.dedup_keys
+                WHERE key = ANY(ARRAY(SELECT hashtextextended('e:' || e, 0) FROM unnest(x.entity_words) e))
+                  AND at BETWEEN x.at - $4::interval AND x.at + $4) k
         ), one AS (
-            SELECT id, bool_or(via = 'm') AS m, bool_or(via IN ('u', 'b')) AS strong,
+            SELECT i, id, bool_or(via = 'm') AS m, bool_or(via IN ('u', 'b')) AS strong,
                    bool_or(via = 't') AS t, bool_or(via = 'e') AS e
-            FROM hit GROUP BY id
+            FROM hit GROUP BY i, id
         ), found AS (
-            SELECT {_COLUMNS}, one.m AS same_identity
-            FROM one JOIN mod_digest.articles a ON a.id = one.id
+            SELECT x.i, {_COLUMNS}, one.m AS same_identity,
+                   row_number() OVER (PARTITION BY x.i ORDER BY one.m DESC, a.published_at DESC, a.id DESC)
+                       AS rank
+            FROM one JOIN x ON x.i = one.i JOIN mod_digest.articles a ON a.id = one.id
             WHERE one.m OR (a.disposition <> 'exact_duplicate' AND (
                      one.strong
                   OR (one.t AND cardinality(ARRAY(SELECT unnest(a.title_tokens) INTERSECT
-                                                   SELECT unnest($7::text[]))) >= $8)
+                                                   SELECT unnest(x.title_tokens))) >= x.title_min)
                   OR (one.e AND cardinality(ARRAY(SELECT unnest(a.entities) INTERSECT
-                                                   SELECT unnest($11::text[]))) >= $12)))
-            ORDER BY one.m DESC, a.published_at DESC
-            LIMIT $14
+                                                   SELECT unnest(x.entities))) >= $5)))
         )
-        SELECT locked.seen, found.* FROM locked LEFT JOIN found ON true
-        ORDER BY found.same_identity DESC NULLS LAST, found.published_at DESC"""
-    bands, title_words, entity_words = lookup_keys(f, t)
+        SELECT locked.seen, found.* FROM locked LEFT JOIN found ON found.rank <= $6
+        ORDER BY found.i, found.same_identity DESC NULLS LAST, found.published_at DESC, found.id DESC"""
+    rows = []
+    for i, (message_id, f) in enumerate(items):
+        bands, title_words, entity_words = lookup_keys(f, t)
+        rows.append(
+            {
+                "i": i,
+                "message_id": str(message_id),
+                "url": f.canonical_url,
+                "bands": bands,
+                "at": _iso(f.published_at),
+                "title_words": title_words,
+                "title_tokens": sorted(f.title_tokens),
+                "title_min": max(1, int(len(f.title_tokens) * t.title_long)),
+                "entity_words": entity_words,
+                "entities": sorted(
+                    f.entities
+                ),  # the overlap itself (share of the smaller set) is checked in Python
+            }
+        )
     params = [
-        f.canonical_url,
-        bands,
-        f.published_at,
+        json.dumps(rows),
         t.fingerprint_window,
-        title_words,
         t.title_window,
-        sorted(f.title_tokens),
-        max(1, int(len(f.title_tokens) * t.title_long)),
-        entity_words,
         t.entity_window,
-        sorted(f.entities),
-        t.min_entities,  # the overlap itself (share of the smaller set) is checked in Python
-        message_id,
+        t.min_entities,
         CANDIDATE_LIMIT,
     ]
     return sql, params
 
 
-async def lookup(conn: asyncpg.Connection, message_id: uuid.UUID, f: Features, t: Thresholds) -> Lookup:
-    """Layer 1's stored article and the other layers' candidates in one round trip, under the dedup lock
-    (call inside a transaction)."""
-    sql, params = candidate_query(message_id, f, t)
+async def lookup(
+    conn: asyncpg.Connection, items: Sequence[tuple[uuid.UUID, Features]], t: Thresholds
+) -> Found:
+    """Layer 1's stored article or the other layers' candidates of each (message id, features), in one
+    round trip under the dedup lock (call inside a transaction)."""
+    sql, params = candidate_query(items, t)
     rows = await conn.fetch(sql, *params)
-    seen: int = rows[0]["seen"]
-    if rows[0]["same_identity"]:
-        return Lookup((rows[0]["id"], _features(rows[0])), [], seen)
-    return Lookup(
-        None, [Candidate(r["id"], r["cluster_id"], _features(r)) for r in rows if r["id"] is not None], seen
-    )
+    by_item: list[list[asyncpg.Record]] = [[] for _ in items]
+    for r in rows:
+        if r["i"] is not None:
+            by_item[r["i"]].append(r)
+    lookups = []
+    for found in by_item:
+        if found and found[0]["same_identity"]:
+            lookups.append(Lookup((found[0]["id"], _features(found[0])), []))
+        else:
+            lookups.append(Lookup(None, [Candidate(r["id"], r["cluster_id"], _features(r)) for r in found]))
+    return Found(lookups, rows[0]["seen"])
 
 
 def _fingerprints(f: Features) -> list[Any]:
@@ -159,62 +239,100 @@ def _fingerprints(f: Features) -> list[Any]:
     return [sorted(f.title_tokens), list(f.minhash), f.simhash, sorted(f.entities)]
 
 
-async def insert(
-    conn: asyncpg.Connection, a: Article, f: Features, d: Decision, t: Thresholds, seen: int | None
-) -> int | None:
-    """Store a new article with its disposition and lookup keys (one statement); its cluster is the
-    matched article's, else itself. An exact duplicate gets no keys: nothing should match it.
+def _row(i: int, a: Article, f: Features, d: Decision, t: Thresholds) -> dict[str, Any]:
+    """One article of `insert` as JSON. A match or cluster with a negative id is an article of the same
+    insert (placeholder −1 − its index); an exact duplicate gets no keys: nothing should match it."""
+    bands, title_words, entity_words = (
+        lookup_keys(f, t) if d.disposition != "exact_duplicate" else ([], [], [])
+    )
+    title_tokens, minhash, simhash, entities = _fingerprints(f)
+    matched, cluster = (d.matched.id, d.matched.cluster_id) if d.matched is not None else (None, None)
+    return {
+        "i": i,
+        "message_id": str(a.message_id),
+        "source_module": a.source_module,
+        "stream": a.stream,
+        "feed_id": a.feed_id,
+        "source_name": a.source_name,
+        "domain": a.domain,
+        "title": a.title,
+        "url": a.url,
+        "canonical_url": f.canonical_url,
+        "body": a.body,
+        "word_count": a.word_count,
+        "published_at": _iso(a.published_at),
+        "date_uncertain": a.date_uncertain,
+        "partial_content": a.partial_content,
+        "content_hash": a.content_hash,
+        "depth_signals": list(a.depth_signals),
+        "title_tokens": title_tokens,
+        "minhash": minhash,
+        "simhash": simhash,
+        "entities": entities,
+        "disposition": d.disposition,
+        "layer": d.layer,
+        "match_score": d.score,
+        "matched_id": matched if matched is None or matched > 0 else None,
+        "matched_i": -1 - matched if matched is not None and matched < 0 else None,
+        "cluster_id": cluster if cluster is None or cluster > 0 else None,
+        "cluster_i": -1 - cluster if cluster is not None and cluster < 0 else None,
+        "revision": a.revision,
+        "bands": bands,
+        "title_words": title_words,
+        "entity_words": entity_words,
+    }
 
-    With `seen` (Lookup.seen), nothing is stored and None is returned when an article above it exists:
-    another writer committed after the lookup's snapshot, so the decision may be stale."""
-    keys = lookup_keys(f, t) if d.disposition != "exact_duplicate" else [[], [], []]
-    new_id: int | None = await conn.fetchval(
-        f"""WITH n AS (
-               SELECT nextval('mod_digest.articles_id_seq') AS id
-               WHERE $30::bigint IS NULL OR NOT EXISTS (SELECT FROM mod_digest.articles WHERE id > $30)
+
+async def insert(
+    conn: asyncpg.Connection,
+    batch: Sequence[tuple[Article, Features, Decision]],
+    t: Thresholds,
+    seen: int | None,
+) -> bool:
+    """Store new articles with their dispositions and lookup keys (one statement); an article's cluster
+    is its match's, else itself.
+
+    With `seen` (Found.seen), nothing is stored and False is returned when an article above it exists:
+    another writer committed after the lookup's snapshot, so the decisions may be stale."""
+    rows = [_row(i, a, f, d, t) for i, (a, f, d) in enumerate(batch)]
+    stored: int = await conn.fetchval(
+        f"""WITH x AS MATERIALIZED (
+               SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS x(i int, message_id uuid, source_module text,
+                   stream text, feed_id bigint, source_name text, domain text, title text, url text,
+                   canonical_url text, body text, word_count int, published_at timestamptz,
+                   date_uncertain bool, partial_content bool, content_hash text, depth_signals text[],
+                   title_tokens text[], minhash bigint[], simhash bigint, entities text[], disposition text,
+                   layer text, match_score real, matched_id bigint, matched_i int, cluster_id bigint,
+                   cluster_i int, revision int, bands bigint[], title_words text[], entity_words text[])
+           ),
+           n AS MATERIALIZED (
+               SELECT i, nextval('mod_digest.articles_id_seq') AS id FROM (SELECT i FROM x ORDER BY i) o
+               WHERE $2::bigint IS NULL OR NOT EXISTS (SELECT FROM mod_digest.articles WHERE id > $2)
            ),
            a AS (
                INSERT INTO mod_digest.articles (id, message_id, source_module, stream, feed_id, source_name,
                    domain, title, url, canonical_url, body, word_count, published_at, date_uncertain,
                    partial_content, content_hash, depth_signals, title_tokens, minhash, simhash, entities,
                    disposition, layer, match_score, matched_id, cluster_id, revision)
-               SELECT n.id, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-                      $22, $23, $24, $25, $26, $27, COALESCE($28, n.id), $29
-               FROM n
-               RETURNING id, published_at
+               SELECT n.id, x.message_id, x.source_module, x.stream, x.feed_id, x.source_name, x.domain,
+                      x.title, x.url, x.canonical_url, x.body, x.word_count, x.published_at, x.date_uncertain,
+                      x.partial_content, x.content_hash, x.depth_signals, x.title_tokens, x.minhash,
+                      x.simhash, x.entities, x.disposition, x.layer, x.match_score,
+                      COALESCE(x.matched_id, m.id), COALESCE(x.cluster_id, c.id, n.id), x.revision
+               FROM x JOIN n ON n.i = x.i LEFT JOIN n m ON m.i = x.matched_i LEFT JOIN n c ON c.i = x.cluster_i
+               RETURNING id, message_id, published_at
            ),
            k AS (
                INSERT INTO mod_digest.dedup_keys (key, at, article_id)
-               SELECT DISTINCT key, a.published_at, a.id FROM a, unnest({_keys_sql(1)}) key
+               SELECT DISTINCT key, a.published_at, a.id
+               FROM a JOIN x ON x.message_id = a.message_id,
+                    unnest({_keys_sql("x.bands", "x.title_words", "x.entity_words")}) key
            )
-           SELECT id FROM a""",
-        *keys,
-        a.message_id,
-        a.source_module,
-        a.stream,
-        a.feed_id,
-        a.source_name,
-        a.domain,
-        a.title,
-        a.url,
-        f.canonical_url,
-        a.body,
-        a.word_count,
-        a.published_at,
-        a.date_uncertain,
-        a.partial_content,
-        a.content_hash,
-        list(a.depth_signals),
-        *_fingerprints(f),
-        d.disposition,
-        d.layer,
-        d.score,
-        d.matched.id if d.matched is not None else None,
-        d.matched.cluster_id if d.matched is not None else None,
-        a.revision,
+           SELECT count(*) FROM a""",
+        json.dumps(rows),
         seen,
     )
-    return new_id
+    return stored > 0
 
 
 async def revise(
@@ -225,7 +343,7 @@ async def revise(
     await conn.execute(
         f"""WITH gone AS (
                DELETE FROM mod_digest.dedup_keys
-               WHERE article_id = $4 AND key = ANY({_keys_sql(5)})
+               WHERE article_id = $4 AND key = ANY({_keys_sql("$5::bigint[]", "$6::text[]", "$7::text[]")})
            ),
            u AS (
                UPDATE mod_digest.articles SET title = $8, url = $9, canonical_url = $10, body = $11,
@@ -238,7 +356,8 @@ async def revise(
                RETURNING id, published_at, disposition
            )
            INSERT INTO mod_digest.dedup_keys (key, at, article_id)
-           SELECT DISTINCT key, u.published_at, u.id FROM u, unnest({_keys_sql(1)}) key
+           SELECT DISTINCT key, u.published_at, u.id
+           FROM u, unnest({_keys_sql("$1::bigint[]", "$2::text[]", "$3::text[]")}) key
            WHERE u.disposition <> 'exact_duplicate'""",
         *lookup_keys(f, t),
         article_id,

@@ -160,7 +160,8 @@ def vet_url(url: str, *, allow_private_networks: bool) -> str:
     ip = parse_ip_host(httpx.URL(normalized).host)
     if ip is not None and not allow_private_networks and not is_public_address(ip):
         raise BlockedAddressError(
-            f"{ip} is a private or reserved address (set rss.allow_private_networks=true to allow it)"
+            f"{ip} is a private or reserved address "
+            "(to allow it: `feedeater settings set rss.allow_private_networks true`)"
         )
     return normalized
 
