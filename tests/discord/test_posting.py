@@ -131,6 +131,16 @@ async def test_deleted_channel_pauses_and_a_gone_feed_is_announced_once(
         listing = reply_text(await r.command(MANAGER_USER, "list"))
         assert "paused: was deleted" in listing and "gone (410)" in listing
 
+        # The permission given back, `/feed add` again resumes the subscription, and what waited goes out.
+        r.stub.forbidden.discard(ALERTS)
+        r.stub.refused.clear()  # (the refusal above was by title: Item 1 waits here too)
+        again = {"url": r.feeds.url("/f/alerts"), "channel": ALERTS}
+        text = reply_text(await r.command(MANAGER_USER, "add", again))
+        assert text == f"Feed already here, resumed: **Feed /f/alerts** (ID: {alerts})"
+        assert await r.pool.fetchval(paused, alerts) is None
+        await until(lambda: r.has_posted(ALERTS, 3), timeout=90, what="the waiting items after the resume")
+        assert await r.posted_titles(ALERTS) == titles(3)  # no second preview, nothing twice
+
 
 async def _live(r: Rig, want: list[str]) -> bool:
     """The titles posted to #general for the feed /f/live are exactly `want`."""
