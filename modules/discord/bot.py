@@ -295,7 +295,11 @@ async def run(ctx: ModuleContext) -> None:
     try:
         await bot.start(token)
     except discord.LoginFailure:
-        raise UserError("discord.bot_token was refused by Discord", "set a valid bot token") from None
+        raise UserError(
+            "discord.bot_token was refused by Discord",
+            "copy the bot's token from the Developer Portal into "
+            "`feedeater settings set discord.bot_token TOKEN`, then restart `feedeater run`",
+        ) from None
     finally:
         posting.cancel()
         await bot.close()

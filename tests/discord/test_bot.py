@@ -102,6 +102,7 @@ async def test_every_command_with_and_without_the_manager_role(
         )
         await r.connect()
         idle = r.start_host("idle", FEEDEATER_DISCORD_BOT_TOKEN="")  # no token: no bot on this host
+        wrong = r.start_host("wrong", FEEDEATER_DISCORD_BOT_TOKEN="not-the-token")  # refused by Discord
         # Registered as one application command group with its five subcommands.
         (feed,) = r.stub.commands
         assert feed["name"] == "feed" and feed["type"] == 1
@@ -171,7 +172,13 @@ async def test_every_command_with_and_without_the_manager_role(
         offline = "discord.bot_token is not set; the bot stays offline"
         await until(lambda: _said(idle, offline), what="the offline line")
         assert idle.output().count(offline) == 1 and idle.proc.poll() is None
-        assert r.stub.identifies == 1  # only the host with the token connected
+        # A wrong token: one line that says which setting and how to fix it, retried with backoff; the
+        # host keeps running and the token is not printed.
+        refused = "discord.bot_token was refused by Discord (copy the bot's token from the Developer Portal"
+        await until(lambda: _said(wrong, refused), what="the refused-token line")
+        assert "Traceback" not in wrong.output() and "not-the-token" not in wrong.output()
+        assert wrong.proc.poll() is None
+        assert r.stub.identifies == 1  # only the host with the right token reached the gateway
 
 
 async def _said(host: HostProcess, line: str) -> bool:
