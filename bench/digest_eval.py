@@ -34,6 +34,7 @@ from bench import digest_data  # noqa: E402
 from modules.digest.cluster import topics  # noqa: E402
 from modules.digest.dedup import entities  # noqa: E402
 from modules.digest.intake.handler import ingest_many  # noqa: E402
+from modules.digest.store.articles import placeholder_index  # noqa: E402
 from modules.digest.text import cluster_document  # noqa: E402
 
 ENTITY_SAMPLE = REPO / "bench" / "digest_entities.json"  # the heuristic was tuned on these
@@ -62,8 +63,9 @@ def entity_scores(path: Path) -> dict[str, float]:
 
 
 def real(article_id: int, in_part: list[int]) -> int:
-    """ingest_many names an article of the same delivery −1 − its index: its stored id."""
-    return article_id if article_id > 0 else in_part[-1 - article_id]
+    """The stored id of a match, which ingest_many may name by a placeholder for the same delivery."""
+    index = placeholder_index(article_id)
+    return article_id if index is None else in_part[index]
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:

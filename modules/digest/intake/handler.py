@@ -43,28 +43,29 @@ async def ingest_many(
     insert then refuses and we look again, now that the lock is ours. Layer 1 is decided only on a
     lookup made while the lock was already ours: a revision rewrites the stored row, which must be the
     current one."""
-    fs = [features(a) for a in batch]  # before the lock: other hosts wait only for lookups and inserts
+    # Features and lookup keys before the lock: other hosts wait only for lookups and inserts.
+    ps = [articles.probe(features(a), t) for a in batch]
     decisions: list[layers.Decision] = []
     locked = False  # whether the dedup lock was ours before the last lookup started
     while len(decisions) < len(batch):
         start = len(decisions)
         found = await articles.lookup(
-            conn, [(a.message_id, f) for a, f in zip(batch[start:], fs[start:], strict=True)], t
+            conn, [(a.message_id, p) for a, p in zip(batch[start:], ps[start:], strict=True)], t
         )
         run = leading_run([a.message_id for a in batch[start:]], found.lookups)
         if found.lookups[0].same_identity is None:
-            planned = plan(fs[start : start + run], [lk.candidates for lk in found.lookups[:run]], t)
-            rows = list(zip(batch[start : start + run], fs[start : start + run], planned, strict=True))
-            if await articles.insert(conn, rows, t, None if locked else found.seen):
+            planned = plan(ps[start : start + run], [lk.candidates for lk in found.lookups[:run]], t)
+            rows = list(zip(batch[start : start + run], ps[start : start + run], planned, strict=True))
+            if await articles.insert(conn, rows, None if locked else found.seen):
                 decisions.extend(planned)
         elif locked:
             for i in range(start, start + run):
                 same = found.lookups[i - start].same_identity
                 assert same is not None  # the run is of articles stored under their message id
                 stored_id, stored = same
-                decision = layers.decide(fs[i], stored, [], t)
+                decision = layers.decide(ps[i].features, stored, [], t)
                 if decision.disposition == "revision":
-                    await articles.revise(conn, stored_id, stored, batch[i], fs[i], t)
+                    await articles.revise(conn, stored_id, stored, batch[i], ps[i].features, t)
                 decisions.append(decision)
         locked = True
     return decisions
@@ -83,22 +84,22 @@ def leading_run(message_ids: Sequence[object], lookups: Sequence[articles.Lookup
 
 
 def plan(
-    fs: Sequence[layers.Features], stored: Sequence[Sequence[layers.Candidate]], t: layers.Thresholds
+    ps: Sequence[articles.Probe], stored: Sequence[Sequence[layers.Candidate]], t: layers.Thresholds
 ) -> list[layers.Decision]:
     """Decisions for new articles of one delivery, in order (pure). Each is compared with the stored
     candidates its lookup found and with the earlier articles of the run that the lookup would have found
-    had they been stored; those carry placeholder ids −1 − index, which `articles.insert` resolves."""
+    had they been stored; those carry placeholder ids (`articles.placeholder`), which the insert resolves."""
     decided: list[tuple[articles.Probe, layers.Candidate]] = []
     out = []
-    for k, (f, candidates) in enumerate(zip(fs, stored, strict=True)):
-        keys = articles.probe(f, t)
-        earlier = [c for p, c in decided if articles.would_find(keys, p, t)]
+    for k, (p, candidates) in enumerate(zip(ps, stored, strict=True)):
+        earlier = [c for q, c in decided if articles.would_find(p, q, t)]
         merged = sorted([*candidates, *earlier], key=_newest_first, reverse=True)
-        decision = layers.decide(f, None, merged, t)
+        decision = layers.decide(p.features, None, merged, t)
         out.append(decision)
         if decision.disposition != "exact_duplicate":
-            cluster = decision.matched.cluster_id if decision.matched is not None else -1 - k
-            decided.append((keys, layers.Candidate(-1 - k, cluster, f)))
+            own = articles.placeholder(k)
+            cluster = decision.matched.cluster_id if decision.matched is not None else own
+            decided.append((p, layers.Candidate(own, cluster, p.features)))
     return out
 
 

@@ -84,18 +84,32 @@ def lookup_keys(f: Features, t: Thresholds) -> list[Any]:
 
 @dataclass(frozen=True, slots=True)
 class Probe:
-    """An article's lookup keys as sets (band keys, title prefix words, multi-word entities), computed
-    once for `would_find`."""
+    """An article's features with its lookup keys (band keys, title prefix words, multi-word entities),
+    computed once per article for the lookup, `would_find` and the insert."""
 
     features: Features
     bands: frozenset[int]
     title_words: frozenset[str]
     entity_words: frozenset[str]
 
+    def keys(self) -> list[list[Any]]:
+        """The parameters of _keys_sql."""
+        return [sorted(self.bands), sorted(self.title_words), sorted(self.entity_words)]
+
 
 def probe(f: Features, t: Thresholds) -> Probe:
     bands, title_words, entity_words = lookup_keys(f, t)
     return Probe(f, frozenset(bands), frozenset(title_words), frozenset(entity_words))
+
+
+def placeholder(index: int) -> int:
+    """The id a decision names an article of the same insert by, before it has one (negative)."""
+    return -1 - index
+
+
+def placeholder_index(article_id: int) -> int | None:
+    """The index in its insert of the article a placeholder id names; None for a stored id."""
+    return -1 - article_id if article_id < 0 else None
 
 
 def would_find(new: Probe, old: Probe, t: Thresholds) -> bool:
@@ -127,7 +141,7 @@ def _iso(at: datetime) -> str:
     return at.isoformat()
 
 
-def candidate_query(items: Sequence[tuple[uuid.UUID, Features]], t: Thresholds) -> tuple[str, list[Any]]:
+def candidate_query(items: Sequence[tuple[uuid.UUID, Probe]], t: Thresholds) -> tuple[str, list[Any]]:
     """The one lookup of every layer for a delivery's articles (SQL and parameters), separate so
     benchmarks can EXPLAIN it. Rows carry `i`, the article's index in `items`.
 
@@ -185,8 +199,9 @@ def candidate_query(items: Sequence[tuple[uuid.UUID, Features]], t: Thresholds) 
         SELECT locked.seen, found.* FROM locked LEFT JOIN found ON found.rank <= $6
         ORDER BY found.i, found.same_identity DESC NULLS LAST, found.published_at DESC, found.id DESC"""
     rows = []
-    for i, (message_id, f) in enumerate(items):
-        bands, title_words, entity_words = lookup_keys(f, t)
+    for i, (message_id, p) in enumerate(items):
+        f = p.features
+        bands, title_words, entity_words = p.keys()
         rows.append(
             {
                 "i": i,
@@ -198,9 +213,8 @@ def candidate_query(items: Sequence[tuple[uuid.UUID, Features]], t: Thresholds) 
                 "title_tokens": sorted(f.title_tokens),
                 "title_min": max(1, int(len(f.title_tokens) * t.title_long)),
                 "entity_words": entity_words,
-                "entities": sorted(
-                    f.entities
-                ),  # the overlap itself (share of the smaller set) is checked in Python
+                # the overlap itself (share of the smaller set) is checked in Python
+                "entities": sorted(f.entities),
             }
         )
     params = [
@@ -214,10 +228,8 @@ def candidate_query(items: Sequence[tuple[uuid.UUID, Features]], t: Thresholds) 
     return sql, params
 
 
-async def lookup(
-    conn: asyncpg.Connection, items: Sequence[tuple[uuid.UUID, Features]], t: Thresholds
-) -> Found:
-    """Layer 1's stored article or the other layers' candidates of each (message id, features), in one
+async def lookup(conn: asyncpg.Connection, items: Sequence[tuple[uuid.UUID, Probe]], t: Thresholds) -> Found:
+    """Layer 1's stored article or the other layers' candidates of each (message id, probe), in one
     round trip under the dedup lock (call inside a transaction)."""
     sql, params = candidate_query(items, t)
     rows = await conn.fetch(sql, *params)
@@ -239,14 +251,21 @@ def _fingerprints(f: Features) -> list[Any]:
     return [sorted(f.title_tokens), list(f.minhash), f.simhash, sorted(f.entities)]
 
 
-def _row(i: int, a: Article, f: Features, d: Decision, t: Thresholds) -> dict[str, Any]:
-    """One article of `insert` as JSON. A match or cluster with a negative id is an article of the same
-    insert (placeholder −1 − its index); an exact duplicate gets no keys: nothing should match it."""
-    bands, title_words, entity_words = (
-        lookup_keys(f, t) if d.disposition != "exact_duplicate" else ([], [], [])
-    )
+def _ref(article_id: int | None) -> tuple[int | None, int | None]:
+    """(stored id, None) or (None, index in the insert) for a match or cluster id (see `placeholder`)."""
+    if article_id is None:
+        return None, None
+    index = placeholder_index(article_id)
+    return (article_id, None) if index is None else (None, index)
+
+
+def _row(i: int, a: Article, p: Probe, d: Decision) -> dict[str, Any]:
+    """One article of `insert` as JSON; an exact duplicate gets no keys: nothing should match it."""
+    f = p.features
+    bands, title_words, entity_words = p.keys() if d.disposition != "exact_duplicate" else ([], [], [])
     title_tokens, minhash, simhash, entities = _fingerprints(f)
-    matched, cluster = (d.matched.id, d.matched.cluster_id) if d.matched is not None else (None, None)
+    matched_id, matched_i = _ref(d.matched.id if d.matched is not None else None)
+    cluster_id, cluster_i = _ref(d.matched.cluster_id if d.matched is not None else None)
     return {
         "i": i,
         "message_id": str(a.message_id),
@@ -272,10 +291,10 @@ def _row(i: int, a: Article, f: Features, d: Decision, t: Thresholds) -> dict[st
         "disposition": d.disposition,
         "layer": d.layer,
         "match_score": d.score,
-        "matched_id": matched if matched is None or matched > 0 else None,
-        "matched_i": -1 - matched if matched is not None and matched < 0 else None,
-        "cluster_id": cluster if cluster is None or cluster > 0 else None,
-        "cluster_i": -1 - cluster if cluster is not None and cluster < 0 else None,
+        "matched_id": matched_id,
+        "matched_i": matched_i,
+        "cluster_id": cluster_id,
+        "cluster_i": cluster_i,
         "revision": a.revision,
         "bands": bands,
         "title_words": title_words,
@@ -285,16 +304,15 @@ def _row(i: int, a: Article, f: Features, d: Decision, t: Thresholds) -> dict[st
 
 async def insert(
     conn: asyncpg.Connection,
-    batch: Sequence[tuple[Article, Features, Decision]],
-    t: Thresholds,
+    batch: Sequence[tuple[Article, Probe, Decision]],
     seen: int | None,
 ) -> bool:
     """Store new articles with their dispositions and lookup keys (one statement); an article's cluster
-    is its match's, else itself.
+    is its match's, else itself. Matches and clusters may name articles of the same insert (`placeholder`).
 
     With `seen` (Found.seen), nothing is stored and False is returned when an article above it exists:
     another writer committed after the lookup's snapshot, so the decisions may be stale."""
-    rows = [_row(i, a, f, d, t) for i, (a, f, d) in enumerate(batch)]
+    rows = [_row(i, a, p, d) for i, (a, p, d) in enumerate(batch)]
     stored: int = await conn.fetchval(
         f"""WITH x AS MATERIALIZED (
                SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS x(i int, message_id uuid, source_module text,
