@@ -6,24 +6,23 @@ is a proxy into the host's private network (metadata services, admin panels, dat
 Two layers:
 
 * `check_url` (pure): scheme, host and port sanity, credentials, and canonical spelling of numeric hosts.
-* `GuardedBackend` (an httpcore network backend): resolves the host itself, judges *every* resolved address
-  with an `AddressPolicy` and connects to the vetted address. Judging the address actually connected to
-  closes DNS-rebinding gaps and catches public names that resolve to private addresses. TLS is unaffected:
-  httpcore calls `start_tls` after `connect_tcp` with the request's host name for SNI and certificate checks.
+* `GuardedResolver` (an aiohttp resolver) judges *every* resolved address with an `AddressPolicy`, and
+  `refuse_literal` judges IP-literal hosts, which aiohttp never resolves. The connector connects to the
+  vetted address, which closes DNS-rebinding gaps and catches public names that resolve to private
+  addresses. TLS is unaffected: aiohttp uses the URL's host name for SNI and certificate checks.
 """
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import re
 import socket
-import ssl
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from urllib.parse import urlsplit, urlunsplit
 
-import httpcore
 import httpx
+from aiohttp.abc import AbstractResolver, ResolveResult
+from aiohttp.resolver import ThreadedResolver
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 AddressPolicy = Callable[[IPAddress], bool]
@@ -173,86 +172,35 @@ def check_url(url: str) -> str:
         raise BlockedURLError(f"malformed URL: {exc}") from exc
 
 
-class GuardedBackend(httpcore.AsyncNetworkBackend):
-    """An httpcore backend that connects only to addresses the policy accepts.
+class GuardedResolver(AbstractResolver):
+    """An aiohttp resolver that hands the connector only addresses the policy accepts.
 
-    It resolves the host itself and refuses the connection if *any* resolved address is refused (a name
-    that mixes public and private records is an attack or a misconfiguration), then connects to the vetted
-    addresses in resolver order. `policy=None` turns the address check off and delegates directly.
+    The connector connects to exactly the addresses returned here, so the address judged is the address
+    connected to (no DNS-rebinding gap). A name is refused as a whole if *any* of its addresses is refused:
+    a name that mixes public and private records is an attack or a misconfiguration. aiohttp does not ask
+    the resolver about IP literals; `refuse_literal` covers those.
     """
 
-    def __init__(self, policy: AddressPolicy | None) -> None:
+    def __init__(self, policy: AddressPolicy) -> None:
         self._policy = policy
-        self._inner = httpcore.AnyIOBackend()  # what httpcore's AutoBackend picks under asyncio
+        self._inner = ThreadedResolver()
 
-    async def _resolve(self, host: str, port: int, wait_s: float | None) -> list[IPAddress]:
-        try:
-            return [ipaddress.ip_address(host)]
-        except ValueError:
-            pass
-        loop = asyncio.get_running_loop()
-        try:
-            async with asyncio.timeout(wait_s):
-                infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except TimeoutError as exc:
-            raise httpcore.ConnectTimeout(f"DNS lookup timed out for {host}") from exc
-        except socket.gaierror as exc:
-            raise httpcore.ConnectError(f"DNS lookup failed for {host}: {exc}") from exc
-        return list(dict.fromkeys(ipaddress.ip_address(info[4][0]) for info in infos))
-
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        if self._policy is None:
-            return await self._inner.connect_tcp(host, port, timeout, local_address, socket_options)
-        addresses = await self._resolve(host, port, timeout)
-        for ip in addresses:
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        results = await self._inner.resolve(host, port, family)
+        for result in results:
+            ip = ipaddress.ip_address(result["host"])
             if not self._policy(ip):
-                via = "" if host == str(ip) else f" ({host} resolves to it)"
-                raise BlockedAddressError(f"address {ip} is not allowed{via}")
-        error: httpcore.ConnectError | httpcore.ConnectTimeout | None = None
-        for ip in addresses:
-            try:
-                return await self._inner.connect_tcp(str(ip), port, timeout, local_address, socket_options)
-            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
-                error = exc
-        assert error is not None, "getaddrinfo returns at least one address or raises"
-        raise error
+                raise BlockedAddressError(f"address {ip} is not allowed ({host} resolves to it)")
+        return results
 
-    async def sleep(self, seconds: float) -> None:
-        await self._inner.sleep(seconds)
+    async def close(self) -> None:
+        await self._inner.close()
 
 
-class GuardedTransport(httpx.AsyncHTTPTransport):
-    """httpx's transport with its connection pool rebuilt on a GuardedBackend.
-
-    httpx exposes no network_backend option, so the pool that the parent constructor built is replaced;
-    everything else (request conversion, exception mapping, response streams) stays httpx's own.
-    """
-
-    def __init__(
-        self,
-        policy: AddressPolicy | None,
-        *,
-        verify: ssl.SSLContext | bool = True,
-        http2: bool = True,
-        limits: httpx.Limits = httpx.Limits(),
-    ) -> None:
-        ssl_context = (
-            verify if isinstance(verify, ssl.SSLContext) else httpx.create_ssl_context(verify=verify)
-        )
-        super().__init__(verify=ssl_context, http2=http2, limits=limits)
-        self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=ssl_context,
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-            http1=True,
-            http2=http2,
-            network_backend=GuardedBackend(policy),
-        )
+def refuse_literal(host: str, policy: AddressPolicy) -> None:
+    """Raise BlockedAddressError when a URL host that is an IP literal is one the policy refuses."""
+    ip = parse_ip_host(host.strip("[]"))
+    if ip is not None and not policy(ip):
+        raise BlockedAddressError(f"address {ip} is not allowed")

@@ -296,10 +296,20 @@ async def test_huge_content_length_is_refused_before_reading(feed_server: FeedSe
 
 
 async def test_content_length_lying_low_is_enforced_by_framing(feed_server: FeedServer) -> None:
+    """The bytes past Content-Length never become part of the body. When they arrive in the same read as
+    the response, aiohttp rejects the response as malformed (a network error, its message kept short)."""
     feed_server.route("/feed", Route(body=b"0123456789" * 1000, content_length=10))
+    outcomes = set()
     async with fetcher() as f:
-        result = await f.fetch(feed_server.url("/feed"))
-    assert (result.status, result.body) == (200, b"0123456789")
+        for _ in range(5):
+            result = await f.fetch(feed_server.url("/feed"))
+            if result.status == 200:
+                assert result.body == b"0123456789"
+            else:
+                assert (result.status, result.error_kind, result.body) == (0, "network", None)
+                assert result.error is not None and len(result.error) <= 300
+            outcomes.add(result.status)
+    assert outcomes <= {0, 200}
 
 
 @pytest.mark.parametrize(

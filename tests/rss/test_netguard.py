@@ -1,21 +1,22 @@
-"""The SSRF guard: URL policy, address classification and the connect-time backend."""
+"""The SSRF guard: URL policy, address classification and the connect-time resolver."""
 
 from __future__ import annotations
 
 import ipaddress
 from pathlib import Path
 
+import aiohttp
 import httpx
 import pytest
 
 from host.net.netguard import (
     BlockedAddressError,
     BlockedURLError,
-    GuardedBackend,
-    GuardedTransport,
+    GuardedResolver,
     check_url,
     is_public_address,
     parse_ip_host,
+    refuse_literal,
 )
 from tests.feedserver import FeedServer, Route, self_signed_tls
 
@@ -168,26 +169,50 @@ def test_check_url_refuses(url: str) -> None:
         check_url(url)
 
 
-async def test_backend_refuses_a_name_that_resolves_to_loopback(feed_server: FeedServer) -> None:
-    backend = GuardedBackend(is_public_address)
-    with pytest.raises(BlockedAddressError, match=r"127\.0\.0\.1"):
-        await backend.connect_tcp("localhost", feed_server.port)
-    assert feed_server.requests == []
+async def test_resolver_refuses_a_name_that_resolves_to_loopback() -> None:
+    with pytest.raises(BlockedAddressError, match=r"127\.0\.0\.1 is not allowed \(localhost resolves"):
+        await GuardedResolver(is_public_address).resolve("localhost", 80)
 
 
-async def test_backend_connects_to_the_vetted_address(feed_server: FeedServer) -> None:
+async def test_resolver_returns_only_vetted_addresses() -> None:
     judged: list[str] = []
 
     def policy(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
         judged.append(str(ip))
         return ip.is_loopback
 
-    stream = await GuardedBackend(policy).connect_tcp("localhost", feed_server.port)
-    try:
-        assert stream.get_extra_info("server_addr")[0] == "127.0.0.1"
-    finally:
-        await stream.aclose()
+    results = await GuardedResolver(policy).resolve("localhost", 80)
+    assert [r["host"] for r in results] == judged
     assert judged and all(ipaddress.ip_address(a).is_loopback for a in judged)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "[::1]", "10.0.0.1", "[::ffff:7f00:1]"])
+def test_ip_literals_are_judged_without_a_resolver(host: str) -> None:
+    """aiohttp never asks the resolver about IP literals, so they are judged on their own."""
+    with pytest.raises(BlockedAddressError):
+        refuse_literal(host, is_public_address)
+
+
+def test_public_literals_and_names_pass_the_literal_check() -> None:
+    refuse_literal("93.184.216.34", is_public_address)
+    refuse_literal("example.com", is_public_address)  # a name: the resolver judges it
+
+
+async def test_a_session_on_the_resolver_connects_only_where_the_policy_allows(
+    feed_server: FeedServer,
+) -> None:
+    feed_server.route("/feed", Route(body=b"<rss/>"))
+    connector = aiohttp.TCPConnector(resolver=GuardedResolver(lambda ip: ip.is_loopback))
+    async with (
+        aiohttp.ClientSession(connector=connector) as session,
+        session.get(feed_server.url("/feed", host="localhost")) as response,
+    ):
+        assert response.status == 200
+    connector = aiohttp.TCPConnector(resolver=GuardedResolver(is_public_address))
+    async with aiohttp.ClientSession(connector=connector) as session:
+        with pytest.raises(BlockedAddressError):
+            await session.get(feed_server.url("/feed", host="localhost"))
+    assert len(feed_server.requests_to("/feed")) == 1
 
 
 async def test_tls_uses_the_url_host_while_tcp_uses_the_vetted_ip(tmp_path: Path) -> None:
@@ -195,12 +220,12 @@ async def test_tls_uses_the_url_host_while_tcp_uses_the_vetted_ip(tmp_path: Path
     server_tls, client_tls = self_signed_tls(tmp_path)
     with FeedServer(tls=server_tls) as server:
         server.route("/feed", Route(body=b"<rss/>"))
-        transport = GuardedTransport(lambda ip: ip.is_loopback, verify=client_tls)
-        async with httpx.AsyncClient(transport=transport) as client:
-            response = await client.get(server.url("/feed", host="localhost"))
-            assert response.status_code == 200
-            assert response.content == b"<rss/>"
+        connector = aiohttp.TCPConnector(resolver=GuardedResolver(lambda ip: ip.is_loopback), ssl=client_tls)
+        async with aiohttp.ClientSession(connector=connector) as session:
+            async with session.get(server.url("/feed", host="localhost")) as response:
+                assert response.status == 200
+                assert await response.read() == b"<rss/>"
             assert server.sni_names == ["localhost"]
             # The same server by IP fails verification: the check really is against the URL's host.
-            with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
-                await client.get(server.url("/feed", host="127.0.0.1"))
+            with pytest.raises(aiohttp.ClientConnectorCertificateError, match="CERTIFICATE_VERIFY_FAILED"):
+                await session.get(server.url("/feed", host="127.0.0.1"))
