@@ -21,6 +21,7 @@ import asyncpg
 
 from host import progress, tracing
 from host.breaker import BreakerParams
+from host.groupcommit import GroupCommit
 from host.jobs import current_run_id
 from host.module import ModuleContext
 from host.net.fetcher import Fetcher, FetchResult
@@ -280,6 +281,11 @@ async def _handle_no_body(
 ) -> tuple[Decision, str | None]:
     """A 304 or a failure: (the schedule decision, the error if it failed)."""
     feed = claim.feed
+    if res.status == 304 and not feed.stale:  # the common case, written together with other polls' 304s
+        push_active = await _push_active_now(ctx, feed.id, now)
+        decision, fields = _unchanged(ctx, claim, res, now, push_active=push_active)
+        await _poll_writes(ctx).submit((feed.id, fields))
+        return decision, None
     async with ctx.pool.acquire() as conn, conn.transaction():
         if res.error_kind == "circuit_open":  # no request was made: not this feed's failure
             wait = max(res.retry_after_s or 0.0, 60.0) * (
@@ -308,6 +314,18 @@ async def _finish_unchanged(
     ctx: ModuleContext, conn: asyncpg.Connection, claim: store.Claim, res: FetchResult, now: datetime
 ) -> Decision:
     """A successful poll with nothing new to read (304, or the same bytes as last time)."""
+    push_active = await _push_active(ctx, conn, claim.feed.id, now)
+    decision, fields = _unchanged(ctx, claim, res, now, push_active=push_active)
+    await store.finish_poll(conn, claim.feed.id, fields)
+    if claim.feed.stale:
+        await store.update_feed_meta(conn, claim.feed.id, {"stale": False})
+    return decision
+
+
+def _unchanged(
+    ctx: ModuleContext, claim: store.Claim, res: FetchResult, now: datetime, *, push_active: bool
+) -> tuple[Decision, dict[str, Any]]:
+    """The schedule decision and the poll_state fields of a poll with nothing new to read."""
     outcome = Outcome(
         kind="not_modified",
         ttl_minutes=claim.ttl_minutes,
@@ -315,12 +333,16 @@ async def _finish_unchanged(
         skip_hours=frozenset(claim.skip_hours),
         skip_days=frozenset(claim.skip_days),
     )
-    push_active = await _push_active(ctx, conn, claim.feed.id, now)
     decision = _decide(ctx, claim, now, outcome, push_active=push_active)
-    await store.finish_poll(conn, claim.feed.id, _success_fields(ctx, claim, res, now, decision))
-    if claim.feed.stale:
-        await store.update_feed_meta(conn, claim.feed.id, {"stale": False})
-    return decision
+    return decision, _success_fields(ctx, claim, res, now, decision)
+
+
+def _poll_writes(ctx: ModuleContext) -> GroupCommit[tuple[int, dict[str, Any]]]:
+    """The group commit of unchanged polls' poll_state updates (one per module context)."""
+    writes: GroupCommit[tuple[int, dict[str, Any]]] | None = ctx.state.get("poll_writes")
+    if writes is None:
+        writes = ctx.state["poll_writes"] = GroupCommit(ctx.pool, store.finish_polls)
+    return writes
 
 
 async def _record_failure(
@@ -383,6 +405,14 @@ def _outcome(parsed: Feed, res: FetchResult, new: int) -> Outcome:
 
 async def _push_active(ctx: ModuleContext, conn: asyncpg.Connection, feed_id: int, now: datetime) -> bool:
     return websub.enabled(ctx) and await websub_store.is_active(conn, feed_id, now)
+
+
+async def _push_active_now(ctx: ModuleContext, feed_id: int, now: datetime) -> bool:
+    """`_push_active` outside a transaction (no connection is taken while WebSub is off)."""
+    if not websub.enabled(ctx):
+        return False
+    async with ctx.pool.acquire() as conn:
+        return await websub_store.is_active(conn, feed_id, now)
 
 
 def _decide(

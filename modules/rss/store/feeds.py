@@ -240,15 +240,28 @@ async def feed_counts(conn: asyncpg.Connection, now: datetime) -> dict[str, int]
     return dict(row)
 
 
+def _finish_sql(columns: Sequence[str], *, failed: bool) -> str:
+    """The UPDATE that releases a feed's lease and records its poll ($1 = feed id, then `columns`)."""
+    sets = ", ".join(f"{k} = ${i + 2}" for i, k in enumerate([*columns, "lease_until", "leased_by"]))
+    if failed:
+        sets += ", total_errors = total_errors + 1"
+    return f"UPDATE mod_rss.poll_state SET {sets} WHERE feed_id = $1"
+
+
 async def finish_poll(
     conn: asyncpg.Connection, feed_id: int, fields: dict[str, Any], *, failed: bool = False
 ) -> None:
     """Release the lease and record the poll's outcome (columns of poll_state)."""
-    fields = {**fields, "lease_until": None, "leased_by": None}
-    sets = ", ".join(f"{k} = ${i + 2}" for i, k in enumerate(fields))
-    if failed:
-        sets += ", total_errors = total_errors + 1"
-    await conn.execute(f"UPDATE mod_rss.poll_state SET {sets} WHERE feed_id = $1", feed_id, *fields.values())
+    await conn.execute(_finish_sql(list(fields), failed=failed), feed_id, *fields.values(), None, None)
+
+
+async def finish_polls(conn: asyncpg.Connection, polls: Sequence[tuple[int, dict[str, Any]]]) -> None:
+    """`finish_poll` for many successful polls (feed id, fields): one pipelined round trip per column set."""
+    by_columns: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
+    for feed_id, fields in sorted(polls, key=lambda poll: poll[0]):  # one lock order for every writer
+        by_columns.setdefault(tuple(fields), []).append((feed_id, *fields.values(), None, None))
+    for columns, rows in by_columns.items():
+        await conn.executemany(_finish_sql(columns, failed=False), rows)
 
 
 async def update_feed_meta(conn: asyncpg.Connection, feed_id: int, fields: dict[str, Any]) -> None:
