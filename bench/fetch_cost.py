@@ -3,8 +3,8 @@
 The feed farm serves the corpus × 5 (2,235 feeds) on 200 loopback hosts; one unconditional round stores
 each feed's validators, then `--rounds` rounds of conditional GETs (all answered 304) run with the
 fetcher's default concurrency. Reported per round: CPU ms per fetch in this process (the farm runs in its
-own) and fetches per second; with `--profile`, a cProfile of one more round (where httpx, httpcore and
-anyio spend it). The whole poll costs more: claims, the poll_state update, the schedule (bench/e2e_poll.py).
+own) and fetches per second; with `--profile`, a cProfile of one more round (where the HTTP client, the
+URL check and the politeness gates spend it). The whole poll costs more: claims, the poll_state update, the schedule (bench/e2e_poll.py).
 
     .venv/bin/python bench/fetch_cost.py [--feeds 2235] [--hosts 200] [--rounds 3] [--profile]
 

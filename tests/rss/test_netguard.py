@@ -8,6 +8,8 @@ from pathlib import Path
 import aiohttp
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from host.net.netguard import (
     BlockedAddressError,
@@ -137,6 +139,20 @@ def test_numeric_spellings_of_loopback_are_judged_as_loopback(spelling: str) -> 
 )
 def test_check_url_normalizes(url: str, normalized: str) -> None:
     assert check_url(url) == normalized
+
+
+_URL_CHARS = "aZ09-._~!$&'()*+,;=:@/?%#|^`{}[]\"<>\\é 2fFe"
+
+
+@settings(max_examples=2000, deadline=None)
+@given(rest=st.text(alphabet=_URL_CHARS, max_size=24))
+def test_check_url_always_answers_in_httpx_spelling(rest: str) -> None:
+    """The fast path (a URL already in httpx's spelling skips the httpx parse) must agree with httpx."""
+    try:
+        checked = check_url(f"https://feeds.example.com:8443/{rest}")
+    except BlockedURLError:
+        return
+    assert str(httpx.URL(checked)) == checked
 
 
 @pytest.mark.parametrize(
