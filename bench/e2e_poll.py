@@ -9,7 +9,8 @@ FEEDEATER_* variables say otherwise), add N feeds, run an outbox Relay concurren
 does), then
 
 1. first poll: every feed due and answering 200 → time until no feed is due, and until the outbox is empty;
-2. every feed marked due again, second poll: every feed answers 304;
+2. every feed marked due again, second poll: every feed answers 304; `--rounds-304` rounds (default 3),
+   the verdict takes their median (a round lasts ~2 s, so one round is at the mercy of other processes);
 3. peak RSS of this (the host) process: ru_maxrss and psutil sampling during the polls;
 4. duplicates: every message in the JetStream stream read back; distinct Nats-Msg-Id, distinct message ids,
    exactly one MessageCreated per row of mod_rss.entries;
@@ -18,7 +19,8 @@ does), then
 
 Results are printed as a table and written to bench/results/e2e_poll.json.
 
-    .venv/bin/python bench/e2e_poll.py [--feeds 2000] [--hosts 100] [--reader-workers 20] [--cprofile]
+    .venv/bin/python bench/e2e_poll.py [--feeds 2000] [--hosts 100] [--reader-workers 20] [--rounds-304 3]
+                                       [--cprofile]
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import platform
 import pstats
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -61,7 +64,8 @@ from host.services import Services  # noqa: E402
 from modules.rss import store  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
-TARGETS = {"first_poll_feeds_per_s": 100.0, "second_poll_feeds_per_s": 500.0, "peak_rss_mb": 500.0}
+# Issue #13's targets (issue #3 asked for 500/s on the 304 poll).
+TARGETS = {"first_poll_feeds_per_s": 100.0, "second_poll_feeds_per_s": 1000.0, "peak_rss_mb": 500.0}
 MAX_POLL_ROUNDS = 20  # run_job_once calls per phase before giving up on feeds that stay due
 OUTBOX_TIMEOUT_S = 600.0
 
@@ -412,14 +416,14 @@ async def run_feedeater(args: argparse.Namespace, farm: FeedFarm, home: Path) ->
         n = len(urls)
         cpu = CpuMeter(int(farm.info["pid"]), *service_pids(services))
 
-        for phase in ("first", "second"):
-            if phase == "second":
+        async def phase_run(phase: str) -> dict[str, Any]:
+            if phase != "first":
                 async with pool.acquire() as conn:
                     await conn.execute("UPDATE mod_rss.poll_state SET next_poll_at = now()")
             sampler.phase = phase
             before = await asyncio.to_thread(farm.stats)
             cpu_before = cpu.snapshot()
-            with _Profiler(args.cprofile, phase):
+            with _Profiler(args.cprofile and phase in ("first", "second"), phase):
                 t_phase = time.perf_counter()
                 polled = await poll_until_done(host)
                 polled["outbox_drained"] = await wait_outbox_empty(host)
@@ -433,7 +437,17 @@ async def run_feedeater(args: argparse.Namespace, farm: FeedFarm, home: Path) ->
             polled["feeds_per_s_incl_outbox"] = n / polled["until_outbox_empty_seconds"]
             polled["farm_status"] = status_delta(before, after)
             polled["farm_requests"] = after["requests"] - before["requests"]
-            out[phase] = polled
+            return polled
+
+        out["first"] = await phase_run("first")
+        out["second"] = await phase_run("second")
+        # A 304 round lasts ~2 s, so one round is at the mercy of any other process: repeat and keep each.
+        out["second_rounds"] = [out["second"]["feeds_per_s"]]
+        out["second_rounds_cpu_ms"] = [out["second"]["cpu_ms_per_feed"]]
+        for i in range(args.rounds_304 - 1):
+            again = await phase_run(f"second{i + 2}")
+            out["second_rounds"].append(again["feeds_per_s"])
+            out["second_rounds_cpu_ms"].append(again["cpu_ms_per_feed"])
         out["peak_rss_mb"] = {
             "ru_maxrss": ru_maxrss_mb(),
             "psutil_peak": mb(sampler.peaks.get("all", 0)),
@@ -485,7 +499,7 @@ async def run_feedeater(args: argparse.Namespace, farm: FeedFarm, home: Path) ->
 # -- report ----------------------------------------------------------------------------------------
 def verdicts(fe: dict[str, Any]) -> dict[str, dict[str, Any]]:
     first = fe["first"]["feeds_per_s"]
-    second = fe["second"]["feeds_per_s"]
+    second = statistics.median(fe.get("second_rounds") or [fe["second"]["feeds_per_s"]])
     rss = max(fe["peak_rss_mb"]["ru_maxrss"], fe["peak_rss_mb"]["psutil_peak"])
     return {
         "first_poll_feeds_per_s": {
@@ -573,6 +587,20 @@ def print_table(result: dict[str, Any]) -> None:
                 f"  {phase}: reader outcomes",
                 json.dumps({k: v for k, v in r.items() if k not in ("seconds", "feeds_per_s")}),
             )
+    rounds = fe.get("second_rounds", [])
+    if len(rounds) > 1:
+        reader_304 = rd.get("second", {}).get("feeds_per_s")
+        median = statistics.median(rounds)
+        row(
+            "304 rounds feeds/s (median)",
+            " / ".join(f"{r:.0f}" for r in rounds) + f" ({median:.0f})",
+            f"{reader_304:.1f}" if reader_304 else "-",
+            f"{median / reader_304:.2f}x" if reader_304 else "-",
+        )
+        row(
+            "  304 rounds: host CPU ms per feed",
+            " / ".join(str(c["host"]) for c in fe["second_rounds_cpu_ms"]),
+        )
     rss = fe["peak_rss_mb"]
     row(
         "peak RSS MB (ru_maxrss / psutil)",
@@ -634,6 +662,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--log-level", default="INFO", help="host log level (JSON lines to bench/results/e2e_poll.log)"
     )
     p.add_argument("--cprofile", action="store_true", help="cProfile each poll phase (slows it down)")
+    p.add_argument("--rounds-304", type=int, default=3, help="304 rounds (each all feeds due again)")
     p.add_argument("--keep-home", action="store_true", help="keep the temporary FEEDEATER_HOME")
     p.add_argument("--out", type=Path, default=RESULTS / "e2e_poll.json")
     p.add_argument("--reader-worker", nargs=2, type=Path, metavar=("URLS", "DB"), help=argparse.SUPPRESS)
