@@ -69,36 +69,59 @@ def max_age(headers: dict[str, str]) -> float | None:
 
 
 async def run(ctx: ModuleContext) -> dict[str, Any]:
-    """One tick: poll every due feed (in batches) and return the counts for host.job_runs."""
+    """One tick: poll every due feed and return the counts for host.job_runs.
+
+    Claims are refilled as polls finish (whenever half of `poll_batch` is done), so one slow server holds
+    up only its own feed, not the batch it was claimed with; the tick ends once a claim comes back short
+    (no more feeds are due) and the polls in flight are done."""
     totals: Counter[str] = Counter()
     batch = int(ctx.settings["poll_batch"])
+    lease_s = int(ctx.settings["lease_seconds"])
     async with ctx.pool.acquire() as conn:  # the gauges: queue depth (due feeds), open circuits, stale, dead
         for state, count in (await store.feed_counts(conn, datetime.now(UTC))).items():
             metrics.FEEDS.labels(state).set(count)
     run_id = new_run_id()
-    while True:
-        async with ctx.pool.acquire() as conn:
-            claims = await store.claim_due(
-                conn,
-                host_id=ctx.host_id,
-                limit=batch,
-                lease_s=int(ctx.settings["lease_seconds"]),
-                now=datetime.now(UTC),
-            )
-        if not claims:
-            break
-        progress.expect(len(claims), "feeds")
-        results = await asyncio.gather(*(poll_one(ctx, c, run_id) for c in claims), return_exceptions=True)
-        for claim, result in zip(claims, results, strict=True):
+    finished: asyncio.Queue[tuple[store.Claim, Counter[str] | BaseException]] = asyncio.Queue()
+    polls: set[asyncio.Task[None]] = set()
+
+    async def one(claim: store.Claim) -> None:
+        try:
+            result: Counter[str] | BaseException = await poll_one(ctx, claim, run_id)
+        except Exception as exc:  # a database failure mid-feed: the lease expires, the next tick retries
+            result = exc
+        finished.put_nowait((claim, result))
+
+    more, running = True, 0  # running: polls whose result is not read yet (a task may still be closing)
+    try:
+        while True:
+            if more and running <= batch // 2:
+                wanted = batch - running
+                async with ctx.pool.acquire() as conn:
+                    claims = await store.claim_due(
+                        conn, host_id=ctx.host_id, limit=wanted, lease_s=lease_s, now=datetime.now(UTC)
+                    )
+                more = len(claims) == wanted
+                if claims:
+                    progress.expect(len(claims), "feeds")
+                    totals["feeds"] += len(claims)
+                    running += len(claims)
+                for claim in claims:
+                    task = asyncio.create_task(one(claim))
+                    polls.add(task)
+                    task.add_done_callback(polls.discard)
+            if not running:
+                break
+            claim, result = await finished.get()
+            running -= 1
             if isinstance(result, BaseException):
-                # A database failure mid-feed: the lease expires and the next tick retries the feed.
                 log.error("feed %s: poll aborted: %s", claim.feed.id, result)
                 totals["aborted"] += 1
             else:
                 totals.update(result)
-        totals["feeds"] += len(claims)
-        if len(claims) < batch:
-            break
+    finally:  # cancelled (shutdown): the polls in flight stop too; their leases expire
+        for task in polls:
+            task.cancel()
+        await asyncio.gather(*polls, return_exceptions=True)
     return dict(totals)
 
 
