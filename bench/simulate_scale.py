@@ -13,11 +13,12 @@ worker, PostgreSQL and NATS), measured on this machine.
 
 The model (pure: `simulate` takes numbers and returns numbers):
 * hosts are one fluid server: H hosts × (1 event-loop core + `parse_workers` parse cores) × efficiency;
-  a poll occupies it for max(host_ms / loop capacity, parse_ms / parse capacity, batch wall time / H);
+  a poll occupies it for max(host_ms / loop capacity, parse_ms / parse capacity, fetch wall time / H);
 * feeds are served in next_poll_at order (claim_due's ORDER BY), no earlier than the next poll tick of
   some host (each host's job fires every `--trigger-s`, hosts staggered);
-* a batch of `poll_batch` feeds waits for its slowest fetch: with `--slow-share` of fetches taking
-  `--slow-s` (timeouts), a full batch lasts max(⌈B/concurrency⌉ × latency, slow_s if any fetch is slow);
+* fetches hold one of `concurrency` slots for their wall time, and the job refills its claims as polls
+  finish (a slow fetch holds only its slot): with `--slow-share` of fetches taking `--slow-s` (timeouts),
+  a host polls at most concurrency / ((1 − slow_share) × latency + slow_share × slow_s) feeds per second;
 * freshness as in bench/load_farm.py and seeds/001 §10: a feed is fresh while now ≤ last poll + 2 × the
   delay chosen at that poll; the SLO holds when every hour after the warm-up is ≥ 95 % fresh (time-weighted);
 * claims: each host's run issues ⌊n/B⌋ + 1 claim_due statements for the n feeds it polls per tick (the
@@ -143,18 +144,17 @@ class Cluster:
     slow_share: float = 0.0  # share of fetches that take slow_s (timeouts)
     slow_s: float = 30.0  # timeout_seconds
 
-    def batch_wall_s(self) -> float:
-        """Expected wall time of a full batch: rounds of `concurrency` fetches, or its slowest fetch."""
-        rounds = math.ceil(self.batch / self.concurrency) * self.latency_s
-        any_slow = 1.0 - (1.0 - self.slow_share) ** self.batch
-        return max(rounds, any_slow * self.slow_s)
+    def fetch_wall_s(self) -> float:
+        """Seconds of one host's wall time a poll takes: its fetch's mean wall time over the slots."""
+        mean = (1.0 - self.slow_share) * self.latency_s + self.slow_share * self.slow_s
+        return mean / self.concurrency
 
     def service_s(self, cost: Cost) -> float:
         """Seconds of the whole cluster one poll takes (the binding resource of the three)."""
         hosts = self.hosts * self.share
         loop = cost.host_ms / 1000 / (hosts * self.efficiency)
         parse = cost.parse_ms / 1000 / (hosts * max(self.parse_workers, 1) * self.efficiency)
-        wall = self.batch_wall_s() / self.batch / hosts
+        wall = self.fetch_wall_s() / hosts
         return max(loop, parse, wall)
 
 
@@ -330,8 +330,8 @@ def _outcome(feed: Feed, new: int) -> Outcome:
 def _binding(cluster: Cluster, cost: Cost) -> str:
     one = replace(cluster, hosts=1.0, share=1.0, efficiency=1.0)
     loop, parse = cost.host_ms, cost.parse_ms / max(one.parse_workers, 1)
-    wall = one.batch_wall_s() / one.batch * 1000
-    return max((loop, "host event loop"), (parse, "parse worker"), (wall, "batch wall time"))[1]
+    wall = one.fetch_wall_s() * 1000
+    return max((loop, "host event loop"), (parse, "parse worker"), (wall, "fetch wall time"))[1]
 
 
 def _account_stale(tally: Tally, deadline: float, until: float, warmup_s: float, end: float) -> None:
@@ -501,7 +501,7 @@ def smallest_hosts(
     need = max(
         unlimited.cpu_s["host"] / per_host_s / args.efficiency,
         unlimited.cpu_s["parse"] / per_host_s / args.efficiency / args.parse_workers,
-        unlimited.polls_total * one.batch_wall_s() / one.batch / per_host_s,
+        unlimited.polls_total * one.fetch_wall_s() / per_host_s,
     )
     # fewer hosts than the work needs cannot hold (their queues grow without bound)
     lo, hi = max(0, math.ceil(need) - 1), max(1, math.ceil(need))
