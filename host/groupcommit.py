@@ -23,44 +23,27 @@ Write = Callable[[asyncpg.Connection, Sequence[T]], Awaitable[None]]
 
 
 class GroupCommit(Generic[T]):
-    """Batches `submit`ted items into transactions of at most `max_batch` items written by `write`.
+    """Batches `submit`ted items into transactions of at most `max_batch` items written by `write`."""
 
-    Up to `flushers` transactions run at once: a commit waits for its WAL flush (milliseconds, or half a
-    second while a checkpoint writes), and one flusher at a time would cap throughput at one group per
-    commit latency; PostgreSQL flushes concurrent commits together anyway.
-    """
-
-    def __init__(
-        self, pool: asyncpg.Pool, write: Write[T], *, max_batch: int = 200, flushers: int = 3
-    ) -> None:
+    def __init__(self, pool: asyncpg.Pool, write: Write[T], *, max_batch: int = 200) -> None:
         self._pool = pool
         self._write = write
         self._max_batch = max_batch
-        self._max_flushers = flushers
         self._pending: list[tuple[T, asyncio.Future[None]]] = []
-        self._active = 0  # flushers running (counted here, not by their tasks' done callbacks, which lag)
-        self._starting = 0  # flushers that have not taken their first group yet
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._flusher: asyncio.Task[None] | None = None
 
     async def submit(self, item: T) -> None:
-        """Write `item` in a coming group; returns once it is committed."""
+        """Write `item` in the next group; returns once it is committed."""
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending.append((item, done))
-        if not self._starting and self._active < self._max_flushers:
-            self._active += 1
-            self._starting += 1
-            task = asyncio.create_task(self._flush())
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+        if self._flusher is None:
+            self._flusher = asyncio.create_task(self._flush())
         await asyncio.shield(done)  # a cancelled writer leaves its item to the group it joined
 
     async def _flush(self) -> None:
         group: list[tuple[T, asyncio.Future[None]]] = []
         try:
-            try:
-                await asyncio.sleep(0)  # writers woken in the same loop iteration join this group
-            finally:
-                self._starting -= 1
+            await asyncio.sleep(0)  # writers woken in the same loop iteration join the first group
             while self._pending:
                 group = self._pending[: self._max_batch]
                 del self._pending[: self._max_batch]
@@ -73,13 +56,10 @@ class GroupCommit(Generic[T]):
                     _settle(group, None)
                 group = []
         finally:
-            self._active -= 1
-            for _, done in group:  # cancelled mid-write (shutdown): its writers learn it
+            self._flusher = None
+            for _, done in [*group, *self._pending]:  # left only when the flusher was cancelled (shutdown)
                 done.cancel()
-            if not self._active:  # the last flusher: nobody else would take what is left
-                for _, done in self._pending:
-                    done.cancel()
-                self._pending = []
+            self._pending = []
 
 
 def _settle(group: Sequence[tuple[object, asyncio.Future[None]]], error: BaseException | None) -> None:

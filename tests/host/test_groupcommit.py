@@ -60,25 +60,3 @@ async def test_a_cancelled_writer_still_has_its_item_written(pool: asyncpg.Pool)
     with pytest.raises(asyncio.CancelledError):
         await second
     assert sorted(r["id"] for r in await pool.fetch("SELECT id FROM marks")) == [1, 2]
-
-
-@pytest.mark.parametrize("flushers", [1, 3])
-async def test_a_slow_commit_does_not_hold_up_the_next_group(pool: asyncpg.Pool, flushers: int) -> None:
-    """While one group waits for its commit, writers that arrive meanwhile get a transaction of their own
-    (up to `flushers` at once); with one flusher they wait for the first group."""
-    inflight, most = 0, 0
-
-    async def slow_mark(conn: asyncpg.Connection, ids: Sequence[int]) -> None:
-        nonlocal inflight, most
-        inflight += 1
-        most = max(most, inflight)
-        await asyncio.sleep(0.2)  # a commit during a checkpoint
-        await mark(conn, ids)
-        inflight -= 1
-
-    commits = GroupCommit(pool, slow_mark, flushers=flushers)
-    first = asyncio.create_task(commits.submit(1))
-    await asyncio.sleep(0.05)  # the first group is writing
-    await asyncio.gather(first, commits.submit(2), commits.submit(3))
-    assert most == min(flushers, 2)
-    assert sorted(r["id"] for r in await pool.fetch("SELECT id FROM marks")) == [1, 2, 3]
