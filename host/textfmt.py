@@ -108,6 +108,14 @@ def relative(value: datetime | None, now: datetime | None = None) -> str:
     )
 
 
+def upcoming(value: datetime | None, now: datetime | None = None) -> str:
+    """`in 3 h` for a time to come; `due now` once it has passed: a due feed waits for the next poll tick,
+    and "2 min ago" read as if the poll had happened."""
+    if value is None:
+        return "-"
+    return relative(value, now) if value > (now or datetime.now(UTC)) else "due now"
+
+
 def plural(n: int, noun: str, nouns: str | None = None) -> str:
     """`1 feed`, `2 feeds` (`nouns` for irregular plurals: `entry`/`entries`)."""
     return f"{n} {noun if n == 1 else nouns or noun + 's'}"

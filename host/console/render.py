@@ -19,6 +19,7 @@ ENV = Environment(
 )
 ENV.filters["when"] = textfmt.when
 ENV.filters["ago"] = textfmt.relative
+ENV.filters["upcoming"] = textfmt.upcoming
 ENV.filters["duration"] = textfmt.duration
 ENV.filters["plural"] = textfmt.plural
 

@@ -241,7 +241,7 @@ def _show_text(d: dict[str, Any]) -> str:
             "polled",
             f"{_moment(d['last_polled_at'])}, status {d['last_status']}" if d["last_polled_at"] else "never",
         ),
-        ("next poll", f"{_moment(d['next_poll_at'])}, {interval}"),
+        ("next poll", f"{when(d['next_poll_at'])} ({textfmt.upcoming(d['next_poll_at'])}), {interval}"),
         ("last success", _moment(d["last_success_at"])),
     ]
     if d["last_error"]:

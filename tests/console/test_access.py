@@ -113,3 +113,26 @@ async def test_entry_page_takes_title_and_author_from_the_article_when_the_feed_
     assert page.status_code == 200, page.text
     assert "<title>Batteries in the basement" in page.text and "(untitled)" not in page.text
     assert "· Ines Okafor" in page.text
+
+
+async def test_feeds_pages_say_a_due_feed_is_due_not_polled_minutes_ago(host: Host) -> None:
+    from modules.rss import store
+
+    pool = host.require_pool()
+    async with pool.acquire() as conn:
+        due, _ = await store.add_feed(conn, url="https://due.example/feed")
+        later, _ = await store.add_feed(conn, url="https://later.example/feed")
+    await pool.execute(
+        "UPDATE mod_rss.poll_state SET next_poll_at = now() - interval '3 minutes' WHERE feed_id = $1", due.id
+    )
+    await pool.execute(
+        "UPDATE mod_rss.poll_state SET next_poll_at = now() + interval '2 hours 1 minute' WHERE feed_id = $1",
+        later.id,
+    )
+    async with await _client(host, "127.0.0.1", rss_pages=True) as client:
+        listing = (await client.get("/rss/feeds")).text
+        page = (await client.get(f"/rss/feeds/{due.id}")).text
+    assert re.search(r"due\.example/feed</a></td>.*?<td>due now</td>", listing, re.S)
+    assert re.search(r"later\.example/feed</a></td>.*?<td>in 2 h</td>", listing, re.S)
+    assert '<th scope="row">Next poll</th><td>due now</td>' in page
+    assert "3 min ago" not in listing + page

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from host.textfmt import duration, fit, plural, relative, table, when, width
+from host.textfmt import duration, fit, plural, relative, table, upcoming, when, width
 
 
 def test_wide_and_combining_characters_have_their_terminal_width() -> None:
@@ -38,5 +38,8 @@ def test_times_and_durations_are_humanized() -> None:
     assert relative(now - timedelta(hours=12), now) == "12 h ago"
     assert relative(now + timedelta(minutes=5), now) == "in 5 min"
     assert relative(None) == "never"  # a feed not polled yet, a job never run, a token never used
+    assert upcoming(now + timedelta(minutes=5), now) == "in 5 min"
+    assert upcoming(now - timedelta(minutes=2), now) == "due now"  # not "2 min ago": it has not happened
+    assert upcoming(None) == "-"
     assert plural(1, "feed") == "1 feed" and plural(2, "feed") == "2 feeds"
     assert plural(1, "entry", "entries") == "1 entry" and plural(0, "entry", "entries") == "0 entries"
