@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from prometheus_client import Counter, Histogram
 
-from host import progress
+from host import progress, textfmt
 from host.errors import UserError
 from host.module import Job, ModuleContext
 
@@ -35,6 +35,22 @@ def current_run_id() -> int | None:
     """The host.job_runs id of the job this task runs in (None outside a job): log lines carry it so a
     run's lines can be found together and matched with `feedeater jobs`."""
     return _run_id.get()
+
+
+def describe_trigger(spec: str) -> str:
+    """How a job trigger reads to a person: `every 5 min`, `daily at 03:17 UTC`, `hourly at :05`; any
+    other crontab as written (weekday numbers mean different days to crontab and APScheduler)."""
+    match = _EVERY.match(spec)
+    if match:
+        return f"every {textfmt.duration(float(match[1]) * _UNIT[match[2]])}"
+    fields = spec.split()
+    if len(fields) == 5 and fields[0].isdigit() and fields[2:] == ["*", "*", "*"]:
+        minute, hour = int(fields[0]), fields[1]
+        if hour.isdigit():
+            return f"daily at {int(hour):02d}:{minute:02d} UTC"
+        if hour == "*":
+            return f"hourly at :{minute:02d}"
+    return f"cron {spec.strip()}"
 
 
 def parse_trigger(spec: str) -> BaseTrigger:

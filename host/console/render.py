@@ -11,6 +11,7 @@ from fastapi.responses import HTMLResponse
 from jinja2 import BaseLoader, ChoiceLoader, Environment, PackageLoader, select_autoescape
 
 from host import textfmt
+from host.jobs import describe_trigger
 
 _LOADERS: list[BaseLoader] = [PackageLoader("host.console", "templates")]
 _PACKAGES = {"host.console"}
@@ -20,6 +21,7 @@ ENV = Environment(
 ENV.filters["when"] = textfmt.when
 ENV.filters["ago"] = textfmt.relative
 ENV.filters["upcoming"] = textfmt.upcoming
+ENV.filters["trigger"] = describe_trigger
 ENV.filters["duration"] = textfmt.duration
 ENV.filters["plural"] = textfmt.plural
 

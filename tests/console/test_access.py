@@ -136,3 +136,11 @@ async def test_feeds_pages_say_a_due_feed_is_due_not_polled_minutes_ago(host: Ho
     assert re.search(r"later\.example/feed</a></td>.*?<td>in 2 h</td>", listing, re.S)
     assert '<th scope="row">Next poll</th><td>due now</td>' in page
     assert "3 min ago" not in listing + page
+
+
+async def test_overview_says_when_jobs_run_in_words(host: Host) -> None:
+    async with await _client(host, "127.0.0.1") as client:
+        page = (await client.get("/")).text
+    assert re.search(r"<td>cleanup</td><td>daily at 03:17 UTC</td>", page)  # rss.cleanup: "17 3 * * *"
+    assert re.search(r"<td>poll</td><td>every 60 s</td>", page)
+    assert "17 3 * * *" not in page

@@ -8,7 +8,7 @@ import pytest
 
 from host import module, settings
 from host.errors import UserError
-from host.jobs import parse_trigger, run_job
+from host.jobs import describe_trigger, parse_trigger, run_job
 from host.module import Job, Manifest, Setting
 from tests.services import make_host
 
@@ -67,6 +67,19 @@ def test_triggers() -> None:
     for bad in ("soon", "0s", "61 * * * *"):
         with pytest.raises(UserError):
             parse_trigger(bad)
+
+
+def test_triggers_read_as_words() -> None:
+    """The console's job table: what every job of the built-in modules declares reads as words."""
+    assert describe_trigger("60s") == "every 60 s"
+    assert describe_trigger("5m") == "every 5 min"
+    assert describe_trigger("1d") == "every 24 h"
+    assert describe_trigger("17 3 * * *") == "daily at 03:17 UTC"
+    assert describe_trigger("5 * * * *") == "hourly at :05"
+    assert (
+        describe_trigger("0 9 * * 1") == "cron 0 9 * * 1"
+    )  # weekday numbers: crontab and APScheduler differ
+    assert describe_trigger("*/15 * * * *") == "cron */15 * * * *"
 
 
 async def test_stored_setting_is_validated_before_storing(host) -> None:
