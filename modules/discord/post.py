@@ -50,8 +50,7 @@ def nonce(feed_id: int, channel_id: int, guid: str) -> str:
 
 def wake(ctx: ModuleContext) -> asyncio.Event:
     """The event that tells this process's poster that something was queued."""
-    event: asyncio.Event = ctx.state.setdefault("wake", asyncio.Event())
-    return event
+    return ctx.once("wake", asyncio.Event)
 
 
 async def on_message_created(ctx: ModuleContext, conn: asyncpg.Connection, event: ReceivedEvent) -> None:

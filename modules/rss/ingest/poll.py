@@ -15,7 +15,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import asyncpg
 
@@ -37,7 +37,6 @@ from modules.rss.websub import subscribe as websub
 
 log = logging.getLogger("feedeater.rss.poll")
 _MAX_AGE = re.compile(r"max-age\s*=\s*(\d+)", re.IGNORECASE)
-T = TypeVar("T")
 
 
 def schedule_params(settings: dict[str, Any] | Any) -> ScheduleParams:
@@ -312,9 +311,7 @@ async def _handle_no_body(
         return decision, None
     async with ctx.pool.acquire() as conn, conn.transaction():
         if res.error_kind == "circuit_open":  # no request was made: not this feed's failure
-            wait = max(res.retry_after_s or 0.0, 60.0) * (
-                1 + 0.15 * _once(ctx, "rng", random.Random).random()
-            )
+            wait = max(res.retry_after_s or 0.0, 60.0) * (1 + 0.15 * ctx.once("rng", random.Random).random())
             retry_at = now + timedelta(seconds=wait)
             await store.finish_poll(conn, feed.id, {"next_poll_at": retry_at})
             return Decision(claim.interval_s or wait, retry_at, "host-circuit-open", None), None
@@ -363,16 +360,7 @@ def _unchanged(
 
 def _poll_writes(ctx: ModuleContext) -> GroupCommit[tuple[int, dict[str, Any]]]:
     """The group commit of unchanged polls' poll_state updates."""
-    return _once(ctx, "poll_writes", lambda: GroupCommit(ctx.pool, store.finish_polls))
-
-
-def _once(ctx: ModuleContext, key: str, make: Callable[[], T]) -> T:
-    """The module context's `key` object, made on first use (`state.setdefault(key, make())` would build
-    one on every call: a seeded Random per poll was 2 % of a 304 poll's CPU)."""
-    if key not in ctx.state:
-        ctx.state[key] = make()
-    value: T = ctx.state[key]
-    return value
+    return ctx.once("poll_writes", lambda: GroupCommit(ctx.pool, store.finish_polls))
 
 
 async def _record_failure(
@@ -448,13 +436,13 @@ async def _push_active_now(ctx: ModuleContext, feed_id: int, now: datetime) -> b
 def _decide(
     ctx: ModuleContext, claim: store.Claim, now: datetime, outcome: Outcome, *, push_active: bool = False
 ) -> Decision:
-    rng: random.Random = _once(ctx, "rng", random.Random)
+    rng: random.Random = ctx.once("rng", random.Random)
     with tracing.span("rss.schedule", {"feedeater.outcome": outcome.kind}) as current:
         decision = decide(
             claim.interval_s,
             outcome,
             now=now,
-            params=_once(ctx, "schedule_params", lambda: schedule_params(ctx.settings)),
+            params=ctx.once("schedule_params", lambda: schedule_params(ctx.settings)),
             override_interval_s=float(claim.feed.interval_override_s)
             if claim.feed.interval_override_s
             else None,
@@ -469,7 +457,7 @@ def _decide(
 
 
 def _breaker(ctx: ModuleContext) -> BreakerParams | None:
-    return _once(ctx, "breaker_params", lambda: circuit.params(ctx.settings))
+    return ctx.once("breaker_params", lambda: circuit.params(ctx.settings))
 
 
 def _success_fields(
@@ -527,7 +515,7 @@ def _warn(
 ) -> None:
     """WARN once per condition: again only after the feed was free of it (a parse without that warning,
     a successful fetch). Process-local: a restarted host warns once more."""
-    warned: WarnOnce = _once(ctx, "warn_once", WarnOnce)
+    warned: WarnOnce = ctx.once("warn_once", WarnOnce)
     for condition in warned.update(feed_id, scope, conditions):
         text = f"{condition}: {detail}" if detail else condition
         log.warning("feed %s: %s", feed_id, text, extra={"feed_id": feed_id, "condition": condition})
