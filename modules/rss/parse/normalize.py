@@ -202,6 +202,14 @@ def _dedupe(values: list[str]) -> list[str]:
     return list(dict.fromkeys(" ".join(v.split()) for v in values if v.strip()))
 
 
+def _categories(values: list[str]) -> list[str]:
+    """Seed 002: categories de-duplicated case-insensitively, the first spelling kept ("News", "news")."""
+    found: dict[str, str] = {}
+    for value in _dedupe(values):
+        found.setdefault(value.casefold(), value)
+    return list(found.values())
+
+
 def _author_name(value: str) -> str:
     """A name, not an address or a job: RSS <author> is "email (Name)" by the spec, "Name <email>",
     "Name(mailto:&#111;&#110;…)" (an address hidden behind character references) or "Name, Senior
@@ -412,7 +420,7 @@ def _entry(
         title=shown_title,
         link=link,
         authors=_author_names(item.authors) or list(inherited_authors),
-        categories=_dedupe(item.categories),
+        categories=_categories(item.categories),
         category_labels=dict(item.category_labels),
         enclosures=enclosures,
         image=_image(item, enclosures, content_html),
