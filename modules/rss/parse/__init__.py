@@ -28,6 +28,13 @@ def _looks_like_feed(text: str) -> bool:
     return _FEED_ELEMENT.search(text, 0, _SNIFF_CHARS) is not None
 
 
+def _parse_repaired(data: bytes, url: str) -> RawFeed | None:
+    try:
+        return xmlfast.parse_xml(data, url)
+    except xmlfast.XMLSyntaxError:
+        return None
+
+
 def _parse_markup(decoded: Decoded, url: str) -> RawFeed:
     """Strict XML; else the cheap repairs; else tags balanced as well (every item whose boundaries can be
     found is kept); else feedparser's loose parser."""
@@ -36,21 +43,16 @@ def _parse_markup(decoded: Decoded, url: str) -> RawFeed:
     except xmlfast.XMLSyntaxError as exc:
         error = str(exc)
     repaired, repairs = xmlfast.repair(decoded.utf8)
-    attempts = [repaired] if repairs else []
-    if not _HTML_START.match(decoded.text):
-        balanced, fixes = xmlfast.balance(repaired)
-        if fixes:
-            attempts.append(balanced)
-            repairs = [*repairs, f"balanced tags ({fixes} fixes)"]
-    for attempt in attempts:
-        try:
-            raw = xmlfast.parse_xml(attempt, url)
-        except xmlfast.XMLSyntaxError:
-            continue
+    if repairs and (raw := _parse_repaired(repaired, url)) is not None:
         raw.warnings.append(f"not well-formed XML ({error}); repaired: {', '.join(repairs)}")
         return raw
     if _HTML_START.match(decoded.text):
         raise FeedParseError(f"document is an HTML page ({error})")
+    balanced, fixes = xmlfast.balance(repaired)
+    if fixes and (raw := _parse_repaired(balanced, url)) is not None:
+        done = ", ".join([*repairs, f"balanced tags ({fixes} fixes)"])
+        raw.warnings.append(f"not well-formed XML ({error}); repaired: {done}")
+        return raw
     if not _looks_like_feed(decoded.text):
         raise FeedParseError(f"document is neither a feed nor well-formed XML ({error})")
     raw = lenient.parse_lenient(decoded.text, url)

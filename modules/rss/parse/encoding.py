@@ -62,20 +62,18 @@ codecs.register_error(_FALLBACK_ERRORS, _cp1252_for_invalid_utf8)
 _CP1252_HIGH = {
     b: bytes([b]).decode("cp1252") for b in range(0x80, 0xA0) if b not in (0x81, 0x8D, 0x8F, 0x90, 0x9D)
 }
-_C1_TO_CP1252 = {b: ch for b, ch in _CP1252_HIGH.items()}  # str.translate table: U+0080-U+009F → 1252
 _CP1252_BYTE = {ch: b for b, ch in _CP1252_HIGH.items()}  # 1252 character → its byte (inverse)
-# In the UTF-8 bytes: a C1 control (U+0080-U+009F), and a C1 numeric character reference (&#146; &#x92;).
-_C1_BYTES = re.compile(rb"\xc2[\x80-\x9f]")
-_C1_REFERENCE = re.compile(r"&#(?:0*(12[89]|1[3-5][0-9])|[xX]0*([89][0-9a-fA-F]));")
-# UTF-8 read as windows-1252 and written as UTF-8 again: a lead byte C2-F4 became Â..ô (U+00C2-U+00F4, in
-# UTF-8 "\xc3\x82".."\xc3\xb4"), a continuation byte 80-BF a character of U+0080-U+00BF or one of
-# windows-1252's 0x80-0x9F characters. The bytes pattern starts with a literal: cheap on clean documents.
-_MOJIBAKE_BYTES = re.compile(
-    rb"\xc3[\x82-\xb4](?:\xc2[\x80-\xbf]|\xe2\x80[\x93-\xba]|\xe2\x82\xac|\xe2\x84\xa2"
-    rb"|\xc5[\x92\x93\xa0\xa1\xb8\xbd\xbe]|\xc6\x92|\xcb[\x86\x9c])"
+# Everything works on the UTF-8 bytes with patterns that start with a literal byte: a clean document costs
+# one fast scan per pattern. A C1 control (U+0080-U+009F) and a C1 character reference (&#146; &#x92;):
+_C1_BYTES = re.compile(rb"\xc2([\x80-\x9f])")
+_C1_REFERENCE = re.compile(rb"&#(?:0*(12[89]|1[3-5][0-9])|[xX]0*([89][0-9a-fA-F]));")
+# UTF-8 read as windows-1252 and written as UTF-8 again: a lead byte C2-F4 became one of Â..ô (U+00C2-U+00F4,
+# "\xc3\x82".."\xc3\xb4" in UTF-8), each continuation byte 80-BF one of U+0080-U+00BF or of windows-1252's
+# characters for 0x80-0x9F.
+_CONTINUATION = b"|".join(
+    [rb"\xc2[\x80-\xbf]", *(re.escape(ch.encode()) for ch in _CP1252_BYTE if ord(ch) > 0xFF)]
 )
-_CONTINUATION = "\u0080-\u00bf" + "".join(ch for ch in _CP1252_BYTE if ord(ch) > 0xFF)
-_MOJIBAKE = re.compile(f"[\u00c2-\u00f4][{_CONTINUATION}]{{1,3}}")
+_MOJIBAKE = re.compile(rb"\xc3[\x82-\xb4](?:" + _CONTINUATION + rb"){1,3}")
 
 
 def _utf8_length(lead: int) -> int:
@@ -88,47 +86,44 @@ def _plausible(text: str) -> bool:
     return all(not 0x250 <= ord(ch) <= 0x36F and unicodedata.category(ch)[0] in "LNPSZ" for ch in text)
 
 
-def _undo_double_encoding(m: re.Match[str]) -> str:
-    run = m[0]
+def _undo_double_encoding(m: re.Match[bytes]) -> bytes:
+    run = m[0].decode("utf-8")
     length = _utf8_length(ord(run[0]))
     if len(run) < length:
-        return run
+        return m[0]
     try:
-        raw = bytes(ord(ch) if ord(ch) < 0x100 else _CP1252_BYTE[ch] for ch in run[:length])
-        fixed = raw.decode("utf-8")
+        fixed = bytes(ord(ch) if ord(ch) < 0x100 else _CP1252_BYTE[ch] for ch in run[:length]).decode("utf-8")
     except (KeyError, UnicodeDecodeError):
-        return run
-    return fixed + run[length:] if _plausible(fixed) else run
+        return m[0]
+    return (fixed + run[length:]).encode("utf-8") if _plausible(fixed) else m[0]
 
 
-def _c1_reference(m: re.Match[str]) -> str:
-    code = int(m[1]) if m[1] else int(m[2], 16)
-    return _CP1252_HIGH.get(code, m[0])
+def _c1_character(m: re.Match[bytes]) -> bytes:
+    char = _CP1252_HIGH.get(m[1][0])
+    return char.encode("utf-8") if char else m[0]
+
+
+def _c1_reference(m: re.Match[bytes]) -> bytes:
+    char = _CP1252_HIGH.get(int(m[1]) if m[1] else int(m[2], 16))
+    return char.encode("utf-8") if char else m[0]
 
 
 def repair_text(decoded: Decoded) -> Decoded:
     """Text the way a browser shows it: double-encoded UTF-8 ("FÃ³rmula") decoded once more when that gives
     UTF-8, and C1 controls (a raw U+0092, "&#146;") read as the windows-1252 characters they were meant
-    to be ("’"). Checked on the UTF-8 bytes with literal-led patterns, so a clean document costs little."""
-    utf8 = decoded.utf8
-    mojibake = _MOJIBAKE_BYTES.search(utf8) is not None
-    c1 = _C1_BYTES.search(utf8) is not None or (
-        b"&#" in utf8 and _C1_REFERENCE.search(decoded.text) is not None
-    )
-    if not (mojibake or c1):
+    to be ("’")."""
+    utf8, warnings = decoded.utf8, list(decoded.warnings)
+    for pattern, repair, what in (
+        (_MOJIBAKE, _undo_double_encoding, "double-encoded UTF-8 decoded once more"),
+        (_C1_BYTES, _c1_character, "C1 control characters read as windows-1252"),
+        (_C1_REFERENCE, _c1_reference, "C1 character references read as windows-1252"),
+    ):
+        if pattern.search(utf8) is not None and (fixed := pattern.sub(repair, utf8)) != utf8:
+            utf8 = fixed
+            warnings.append(what)
+    if utf8 is decoded.utf8:
         return decoded
-    text, warnings = decoded.text, list(decoded.warnings)
-    if mojibake:
-        fixed = _MOJIBAKE.sub(_undo_double_encoding, text)
-        if fixed != text:
-            warnings.append("double-encoded UTF-8 decoded once more")
-            text = fixed
-    if c1:
-        fixed = _C1_REFERENCE.sub(_c1_reference, text.translate(_C1_TO_CP1252))
-        if fixed != text:
-            warnings.append("C1 control characters read as windows-1252")
-            text = fixed
-    return replace(decoded, text=text, utf8=text.encode("utf-8"), warnings=tuple(warnings))
+    return replace(decoded, text=utf8.decode("utf-8"), utf8=utf8, warnings=tuple(warnings))
 
 
 @dataclass(frozen=True, slots=True)
