@@ -29,13 +29,13 @@ FETCH_NOW_CONCURRENCY = 8  # new feeds fetched at once by `rss add` / `rss impor
 
 def parse_assignment(text: str) -> tuple[str, Any]:
     """`key=value` for `rss set`, validated and converted to the column's value."""
-    from modules.rss.store import EDITABLE, EDITABLE_BOUNDS
+    from modules.rss.store import EDITABLE, EDITABLE_BOUNDS, EDITABLE_FLAGS
 
     key, sep, raw = text.partition("=")
     key, raw = key.strip(), raw.strip()
     if not sep or key not in EDITABLE:
         raise UserError(f"cannot set {text!r}", f"use key=value with key one of: {', '.join(EDITABLE)}")
-    if key in ("enabled", "full_text"):
+    if key in EDITABLE_FLAGS:
         if raw.lower() not in ("true", "false", "yes", "no", "1", "0", "on", "off"):
             raise UserError(f"{key}={raw!r} is not true/false")
         return key, raw.lower() in ("true", "yes", "1", "on")
@@ -52,7 +52,7 @@ def parse_assignment(text: str) -> tuple[str, Any]:
         raise UserError(
             f"{key}={raw} is out of range", f"use {bounds[0]}–{bounds[1]} {bounds[2]}, or 'default'"
         )
-    return key, round(number * 60) if key == "interval" else int(number)
+    return key, round(number * 60) if EDITABLE_BOUNDS[key][2] == "minutes" else int(number)
 
 
 def feed_state(row: dict[str, Any]) -> str:
@@ -504,7 +504,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("feed", help="feed id or URL")
     p = action(
         "set",
-        "per-feed overrides: interval=MIN|default enabled=true|false full_text=true|false folder=F retention=DAYS lookback=HOURS title=T",
+        "per-feed overrides: interval=MIN|default enabled=true|false full_text=true|false folder=F retention=DAYS"
+        " lookback=HOURS title=T min_interval=MIN|default max_interval=MIN|default push_only=true|false"
+        " backfill=true|false",
     )
     p.add_argument("feed", help="feed id or URL")
     p.add_argument("assignments", nargs="+", metavar="key=value")
