@@ -460,6 +460,27 @@ async def _backfill(host: Host, args: argparse.Namespace) -> Result:
     return data, text
 
 
+async def _why(host: Host, args: argparse.Namespace) -> Result:
+    """Was the item seen, in which fetch, with which identity; announced or not, and why; the next poll."""
+    from datetime import UTC, datetime
+
+    from modules.rss.api.models import ItemExplanation
+    from modules.rss.explain import why
+
+    settings = await host.resolved_settings("rss")
+    async with host.require_pool().acquire() as conn:
+        explanation = await why(
+            conn,
+            settings,
+            args.feed,
+            args.item,
+            now=datetime.now(UTC),
+            push=bool(str(settings["websub_callback_base"]).strip()),
+        )
+    data = ItemExplanation.of(explanation).model_dump(mode="json")
+    return data, lambda d: "\n".join(d["lines"])
+
+
 _ACTIONS = {
     "add": _add,
     "remove": _remove,
@@ -472,6 +493,7 @@ _ACTIONS = {
     "entry": _entry,
     "mark": _mark,
     "backfill": _backfill,
+    "why": _why,
 }
 
 
@@ -529,6 +551,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--unread", dest="read", action="store_const", const=False)
     p.add_argument("--star", dest="starred", action="store_const", const=True, default=None)
     p.add_argument("--unstar", dest="starred", action="store_const", const=False)
+    p = action("why", "why an item was (not) announced: seen in which fetch, identity, decision, next poll")
+    p.add_argument("feed", help="feed id or URL")
+    p.add_argument("item", help="the item's guid, link, entry id or message id")
     p = action("backfill", "walk the feed's RFC 5005 archive (prev-archive) or paged (next) documents now")
     p.add_argument("feed", help="feed id or URL")
     p.add_argument("--max-pages", type=int, default=None, help="page bound (default: rss.backfill_max_pages)")

@@ -144,3 +144,20 @@ async def test_overview_says_when_jobs_run_in_words(host: Host) -> None:
     assert re.search(r"<td>cleanup</td><td>daily at 03:17 UTC</td>", page)  # rss.cleanup: "17 3 * * *"
     assert re.search(r"<td>poll</td><td>every 60 s</td>", page)
     assert "17 3 * * *" not in page
+
+
+async def test_entry_page_says_why_the_entry_was_not_announced(host: Host) -> None:
+    """Issue 27: the entry page gives `feedeater rss why`'s explanation (tests/rss/test_explain.py)."""
+    pool = host.require_pool()
+    entry = await _entry(pool, "https://f.example/why", "Last week's news", "old news")
+    await pool.execute(  # as intake records it (rss migration 0019)
+        """UPDATE mod_rss.entries SET published = now() - interval '5 days', announced = false,
+                  intake_reason = 'before-cutoff', fetch_id = 41, last_fetch_id = 42 WHERE id = $1""",
+        entry,
+    )
+    async with await _client(host, "127.0.0.1", rss_pages=True) as client:
+        page = await client.get(f"/rss/entries/{entry}")
+    assert page.status_code == 200, page.text
+    why = page.text[page.text.index('<section class="card" id="why">') :]
+    assert "Not announced in real time</h2>" in why and "before the cutoff" in why
+    assert "in fetch 41" in why and "in fetch 42" in why and "rss why" in why

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import asyncpg
@@ -29,6 +29,7 @@ from modules.rss.api.models import (
     FeedCreate,
     FeedPatch,
     FetchSummary,
+    ItemExplanation,
     OpmlImportResult,
     RawFetch,
     SearchResults,
@@ -145,6 +146,27 @@ async def build(ctx: ModuleContext) -> APIRouter:
             fix = f'enable it first: PATCH /api/v1/feeds/{feed_id} with {{"enabled": true}}'
             raise HttpError(409, f"feed {feed_id} is {feed.state}", fix)
         return FetchSummary.model_validate(await fetch_now(ctx, [feed_id]))
+
+    @router.get(
+        "/feeds/{feed_id}/why",
+        summary="Why an item was (not) announced, as `feedeater rss why`",
+        description="Seen in which fetch, with which identity; announced or not and why (before the lookback"
+        " cutoff, first poll, archive page, filtered by a processor, over the item cap, …); what the next"
+        " poll will do. The item is a guid, a link, an entry id or a message id.",
+    )
+    async def why(
+        feed_id: FeedId,
+        item: str = Query(min_length=1, max_length=4096, description="guid, link, entry id or message id"),
+    ) -> ItemExplanation:
+        from modules.rss.explain import why as explain_item
+        from modules.rss.websub import subscribe as websub
+
+        async with pool.acquire() as conn:
+            await _feed(conn, feed_id)
+            explanation = await explain_item(
+                conn, ctx.settings, feed_id, item, now=datetime.now(UTC), push=websub.enabled(ctx)
+            )
+        return ItemExplanation.of(explanation)
 
     @router.get("/feeds/{feed_id}/entries", summary="A feed's entries, newest first, one page at a time")
     async def feed_entries(

@@ -12,8 +12,10 @@ import asyncio
 import difflib
 import html
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+import asyncpg
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from markupsafe import Markup
@@ -326,6 +328,7 @@ async def build(ctx: ModuleContext) -> APIRouter:
             except UserError as exc:
                 return page(request, "error.html", 404, title="No such entry", message=str(exc))
             earlier = await views.entry_revisions(conn, entry_id) if row["revision"] > 1 else []
+            why = await _why(conn, row)
         content = row["content_html"] or row["summary_html"] or ""
         return page(
             request,
@@ -334,7 +337,16 @@ async def build(ctx: ModuleContext) -> APIRouter:
             e=row,
             srcdoc=frame_document(content, row["link"]) if content else None,
             revisions=revision_changes(row, earlier),
+            why=why,
         )
+
+    async def _why(conn: asyncpg.Connection, row: dict[str, Any]) -> Any:
+        """The entry's announcement explained, as `rss why` gives it (by its guid: exact)."""
+        from modules.rss.explain import why
+        from modules.rss.websub import subscribe as websub
+
+        now = datetime.now(UTC)
+        return await why(conn, ctx.settings, row["feed_id"], row["guid"], now=now, push=websub.enabled(ctx))
 
     @router.get("/search")
     async def search(request: Request) -> HTMLResponse:

@@ -133,7 +133,7 @@ def absolute_url(href: str, base: str) -> str | None:
     return url if urlsplit(url).scheme in ("http", "https") else None
 
 
-def _normalize_guid(guid: str) -> str:
+def normalize_guid(guid: str) -> str:
     """Strip whitespace; lower-case scheme and host of URL guids (paths are case-sensitive: keep them)."""
     guid = " ".join(guid.split())
     if guid[:4].lower() == "http":
@@ -370,7 +370,7 @@ def _identity(item: RawItem, link: str | None, title: str, first_enclosure: str,
               published: datetime | None, text: str) -> tuple[str, str]:  # fmt: skip
     """guid/id → link → stable hash of what identifies the item (design doc 004)."""
     if item.guid and item.guid.strip():
-        return _normalize_guid(item.guid), "id"
+        return normalize_guid(item.guid), "id"
     if link:
         return link, "link"
     when = published.isoformat() if published else ""
