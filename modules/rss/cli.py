@@ -96,16 +96,25 @@ async def _add(host: Host, args: argparse.Namespace) -> Result:
     from modules.rss.subscriptions import subscribe
 
     ctx = await host.context("rss")
+    validated = await subscribe.validate(ctx.state["fetcher"], args.url)
     async with ctx.pool.acquire() as conn:
         row, created = await subscribe.subscribe(
-            conn, ctx.state["fetcher"], args.url, folder=args.folder, interval_minutes=args.interval
+            conn,
+            ctx.state["fetcher"],
+            args.url,
+            folder=args.folder,
+            interval_minutes=args.interval,
+            validated=validated,
         )
     data: dict[str, Any] = {"id": row.id, "url": row.url, "title": row.title, "created": created}
+    if validated.notice:
+        data["notice"] = validated.notice
     if created and not args.no_fetch:
         data["fetch"] = await fetch_now(ctx, [row.id])
 
     def text(d: dict[str, Any]) -> str:
         head = f"{'added' if d['created'] else 'already subscribed:'} feed {d['id']}: {d['title'] or d['url']} <{d['url']}>"
+        head += f"\nnote: {d['notice']}" if "notice" in d else ""
         return head + (f"\n{_fetch_text(d['fetch'])}" if "fetch" in d else "")
 
     return data, text

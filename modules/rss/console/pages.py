@@ -188,15 +188,18 @@ async def build(ctx: ModuleContext) -> APIRouter:
             if not url:
                 raise UserError("give the URL of a feed or of a page that links to one")
             subscribe.vet_url(url, allow_private_networks=bool(ctx.settings["allow_private_networks"]))
+            validated = await subscribe.validate(fetcher(), url)
             async with ctx.pool.acquire() as conn:
-                row, created = await subscribe.subscribe(conn, fetcher(), url, folder=folder)
+                row, created = await subscribe.subscribe(
+                    conn, fetcher(), url, folder=folder, validated=validated
+                )
         except subscribe.SeveralFeeds as exc:
             return await feeds_page(request, 409, choices=exc.found, url=url, add_error=exc.message)
         except (UserError, subscribe.BlockedURLError) as exc:
             return await feeds_page(request, 400, add_error=str(exc), url=url)
         if created:
             _poll_soon(ctx, row.id)
-        return RedirectResponse(f"/rss/feeds/{row.id}", 303)
+        return RedirectResponse(f"/rss/feeds/{row.id}" + ("?empty=1" if validated.notice else ""), 303)
 
     @router.post("/feeds/import", response_model=None)
     async def import_opml(request: Request) -> Response:
