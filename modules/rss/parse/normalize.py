@@ -366,13 +366,14 @@ def _identity_enclosure(raw: list[RawEnclosure], base: str) -> str:
     return next((url for e in raw if (url := clean_url(e.url, base))), "")
 
 
-def _identity(item: RawItem, link: str | None, title: str, first_enclosure: str,
-              published: datetime | None, text: str) -> tuple[str, str]:  # fmt: skip
+def _identity(item: RawItem, link: str | None, title: str, published: datetime | None,
+              text: str) -> tuple[str, str]:  # fmt: skip
     """guid/id → link → stable hash of what identifies the item (design doc 004)."""
     if item.guid and item.guid.strip():
         return normalize_guid(item.guid), "id"
     if link:
         return link, "link"
+    first_enclosure = _identity_enclosure(item.enclosures, item.base)
     when = published.isoformat() if published else ""
     key = (title, first_enclosure, when) if (title or first_enclosure or when) else (text,)
     return "sha256:" + _hash(*key), "hash"
@@ -380,15 +381,14 @@ def _identity(item: RawItem, link: str | None, title: str, first_enclosure: str,
 
 def _entry(
     item: RawItem, now: datetime, inherited_authors: Sequence[str], problems: _Problems
-) -> tuple[Entry, str] | None:
-    """One raw item → (Entry, its identity enclosure); None when the item has nothing in it (no title,
-    link, content or media)."""
+) -> tuple[Entry, RawItem] | None:
+    """One raw item → (Entry, the item); None when the item has nothing in it (no title, link, content or
+    media)."""
     title = _plain(item.title)
     link = clean_url(item.link, item.base)
     if link is None and item.guid_is_permalink:
         link = clean_url(item.guid)  # only an absolute URL: "12345" is no permalink, whatever the feed says
     enclosures = _enclosures(item.enclosures, item.base)
-    identity_enclosure = _identity_enclosure(item.enclosures, item.base)
 
     # Content priority of the design doc; the first excerpt field that is not the content is the summary.
     slots = (item.content_encoded, item.content, item.description, item.summary)
@@ -400,7 +400,7 @@ def _entry(
     summary_html = _html_of(excerpt) if excerpt is not None and not same_text else ""
     if summary_html == content_html:
         summary_html = ""
-    if not (title or link or content_html or identity_enclosure):
+    if not (title or link or content_html or enclosures or _identity_enclosure(item.enclosures, item.base)):
         return None
     shown_title = title
     if not title:  # identity and hash keep the empty title: the fallback is derived from hashed content
@@ -413,7 +413,7 @@ def _entry(
     updated = _date(item.updated, problems)
     published = published or updated
     words = _word_count(content_text)
-    guid, guid_source = _identity(item, link, title, identity_enclosure, published, content_text)
+    guid, guid_source = _identity(item, link, title, published, content_text)
     entry = Entry(
         guid=guid,
         guid_source=guid_source,
@@ -446,10 +446,10 @@ def _entry(
             updated.isoformat() if updated else "",
         ),
     )
-    return entry, identity_enclosure
+    return entry, item
 
 
-def _make_guids_unique(entries: list[tuple[Entry, str]], problems: _Problems) -> None:
+def _make_guids_unique(entries: list[tuple[Entry, RawItem]], problems: _Problems) -> None:
     """A guid repeated in one document: later copies get "#" + a hash of their identifying fields.
 
     The first copy keeps the plain guid, so the common case (one stray duplicate) does not change
@@ -457,9 +457,10 @@ def _make_guids_unique(entries: list[tuple[Entry, str]], problems: _Problems) ->
     reordering.
     """
     seen: set[str] = set()
-    for entry, first_enclosure in entries:
+    for entry, item in entries:
         if entry.guid in seen:
             problems.add("duplicate guid(s) made unique", entry.guid)
+            first_enclosure = _identity_enclosure(item.enclosures, item.base)
             suffix = _hash(entry.title, entry.link or "", first_enclosure, str(entry.published))[:12]
             base = candidate = f"{entry.guid}#{suffix}"
             n = 1
