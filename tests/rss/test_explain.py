@@ -17,8 +17,8 @@ from host.runtime import Host
 from modules.rss.explain import why
 from modules.rss.explain.decision import Document, Facts, FeedFacts, Skipped, StoredEntry, explain
 from modules.rss.ingest import processors
-from modules.rss.ingest.diff import Intents
 from tests.feedserver import FeedServer, Route, ago, rss
+from tests.rss.test_intake import drop_sponsored
 from tests.rss.test_poll import add, make_due, poll
 from tests.services import feedeater_env
 
@@ -145,11 +145,6 @@ def test_a_feed_that_is_not_polled_says_so() -> None:
 
 
 # --- the facts from real polls, and `feedeater rss why` -----------------------------------------------------
-
-
-def drop_sponsored(intents: Intents) -> Intents:
-    intents.new = [n for n in intents.new if "sponsored" not in n.entry.title.lower()]
-    return intents
 
 
 async def test_why_over_real_polls_and_from_the_command_line(

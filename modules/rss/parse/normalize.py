@@ -73,14 +73,20 @@ def _strip_tracking(query: str) -> str:
     return "&".join(kept)
 
 
+def _tidy(value: str) -> str:
+    """A URL as written, unwrapped (feeds wrap long URLs across lines) and with the characters that are
+    never part of a URL escaped."""
+    value = value.strip()
+    if "\n" in value or "\r" in value or "\t" in value:
+        value = _URL_WHITESPACE.sub("", value)
+    return value.replace(" ", "%20").replace('"', "%22").replace("<", "%3C").replace(">", "%3E")
+
+
 def clean_url(value: str | None, base: str | None = None) -> str | None:
     """Absolute http(s) URL with lower-case scheme/host and tracking parameters removed; else None."""
     if not value:
         return None
-    value = value.strip()
-    if "\n" in value or "\r" in value or "\t" in value:
-        value = _URL_WHITESPACE.sub("", value)
-    value = value.replace(" ", "%20").replace('"', "%22").replace("<", "%3C").replace(">", "%3E")
+    value = _tidy(value)
     simple = _SIMPLE_URL.match(value)
     if simple and not _TRACKING_HINT.search(value, simple.end()):
         return value  # already clean: the common case, without urllib's cost
@@ -113,10 +119,7 @@ def media_url(value: str | None, base: str) -> str | None:
     (clean_url), media URLs never."""
     if not value:
         return None
-    value = value.strip()
-    if "\n" in value or "\r" in value or "\t" in value:
-        value = _URL_WHITESPACE.sub("", value)
-    value = value.replace(" ", "%20").replace('"', "%22").replace("<", "%3C").replace(">", "%3E")
+    value = _tidy(value)
     if _ABSOLUTE_URL.match(value):
         return value
     url = absolute_url(value, base)
