@@ -96,6 +96,7 @@ async def _add(host: Host, args: argparse.Namespace) -> Result:
     from modules.rss.subscriptions import subscribe
 
     ctx = await host.context("rss")
+    subscribe.check_interval(args.interval)
     validated = await subscribe.validate(ctx.state["fetcher"], args.url)
     async with ctx.pool.acquire() as conn:
         row, created = await subscribe.subscribe(

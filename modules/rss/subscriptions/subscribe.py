@@ -164,8 +164,7 @@ async def subscribe(
 ) -> tuple[store.FeedRow, bool]:
     """Validate (unless the caller already did: `validated`), then store. Nothing is stored when
     validation fails."""
-    if interval_minutes is not None and interval_minutes < 1:
-        raise UserError(f"--interval {interval_minutes:g} is too short", "use at least 1 minute")
+    check_interval(interval_minutes)
     v = validated or await validate(fetcher, url)
     return await store.add_feed(
         conn,
@@ -177,6 +176,12 @@ async def subscribe(
         folder=folder or None,
         interval_override_s=round(interval_minutes * 60) if interval_minutes else None,
     )
+
+
+def check_interval(interval_minutes: float | None) -> None:
+    """A fixed interval asked for at subscription, refused before anything is fetched."""
+    if interval_minutes is not None and interval_minutes < 1:
+        raise UserError(f"--interval {interval_minutes:g} is too short", "use at least 1 minute")
 
 
 def vet_url(url: str, *, allow_private_networks: bool) -> str:
