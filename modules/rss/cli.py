@@ -56,7 +56,8 @@ def parse_assignment(text: str) -> tuple[str, Any]:
 
 
 def feed_state(row: dict[str, Any]) -> str:
-    """What a user needs to know first: dead, disabled, circuit open, failing (how often), new, ok."""
+    """What a user needs to know first: dead, disabled, circuit open, forbidden or failing (how often), new,
+    ok. A 403 is said as such (seeds 000/003): the server refuses us, retrying soon would not help."""
     if row["dead"]:
         return "dead"
     if not row["enabled"]:
@@ -66,7 +67,8 @@ def feed_state(row: dict[str, Any]) -> str:
             f" (failing ×{row['consecutive_errors']})" if row["consecutive_errors"] else ""
         )
     if row["consecutive_errors"]:
-        return f"failing ×{row['consecutive_errors']}" + (" (stale)" if row["stale"] else "")
+        what = "forbidden" if row.get("last_status") == 403 else "failing"
+        return f"{what} ×{row['consecutive_errors']}" + (" (stale)" if row["stale"] else "")
     if row["last_polled_at"] is None:
         return "new"
     return "ok"
@@ -258,6 +260,15 @@ def _show_text(d: dict[str, Any]) -> str:
         fields.append(
             ("last error", f"{d['last_error']} ({plural(d['consecutive_errors'], 'failure')} in a row)")
         )
+    overrides = [
+        f"{name} {textfmt.duration(d[key])}"
+        for name, key in (("min interval", "min_interval_s"), ("max interval", "max_interval_s"))
+        if d.get(key)
+    ] + [text for key, text in (("push_only", "push only"),) if d.get(key)]
+    if d.get("backfill") is False:
+        overrides.append("no archive backfill")
+    if overrides:
+        fields.append(("overrides", ", ".join(overrides)))
     if d.get("circuit") == "open":
         fields.append(
             (

@@ -12,7 +12,7 @@ import pytest
 
 from host.runtime import Host
 from modules.rss import store
-from modules.rss.cli import parse_assignment
+from modules.rss.cli import feed_state, parse_assignment
 from modules.rss.ingest import poll as poll_job
 from modules.rss.ingest.schedule import FORBIDDEN_WAIT_S
 from tests.feedserver import FeedServer, Route, ago, rss
@@ -30,6 +30,9 @@ async def test_a_403_is_forbidden_and_waits_hours(host: Host, feed_server: FeedS
     assert st["last_error"].startswith("forbidden: the server refuses") and st["last_status"] == 403
     assert st["interval_reason"] == "forbidden"
     assert st["next_poll_at"] - before >= timedelta(seconds=FORBIDDEN_WAIT_S)
+    async with host.require_pool().acquire() as conn:
+        (row,) = await store.list_feeds(conn, feed_id=feed.id)
+    assert feed_state(row) == "forbidden ×1"  # `rss list`, `rss show`, the API and the console say so
 
 
 async def test_a_spent_rate_limit_delays_the_next_poll(host: Host, feed_server: FeedServer) -> None:

@@ -37,7 +37,7 @@ __all__ = [
     "SearchResults",
 ]
 
-FeedState = str  # "ok", "new", "disabled", "dead", "failing ×N" (modules.rss.cli.feed_state)
+FeedState = str  # "ok", "new", "disabled", "dead", "failing ×N", "forbidden ×N" (modules.rss.cli.feed_state)
 
 
 class Feed(BaseModel):
