@@ -108,16 +108,21 @@ def _c1_reference(m: re.Match[bytes]) -> bytes:
     return char.encode("utf-8") if char else m[0]
 
 
+_ALL_REPAIRS = (
+    (_MOJIBAKE, _undo_double_encoding, "double-encoded UTF-8 decoded once more"),
+    (_C1_BYTES, _c1_character, "C1 control characters read as windows-1252"),
+    (_C1_REFERENCE, _c1_reference, "C1 character references read as windows-1252"),
+)
+_REFERENCE_REPAIRS = _ALL_REPAIRS[2:]
+
+
 def repair_text(decoded: Decoded) -> Decoded:
     """Text the way a browser shows it: double-encoded UTF-8 ("FÃ³rmula") decoded once more when that gives
     UTF-8, and C1 controls (a raw U+0092, "&#146;") read as the windows-1252 characters they were meant
     to be ("’")."""
     utf8, warnings = decoded.utf8, list(decoded.warnings)
-    for pattern, repair, what in (
-        (_MOJIBAKE, _undo_double_encoding, "double-encoded UTF-8 decoded once more"),
-        (_C1_BYTES, _c1_character, "C1 control characters read as windows-1252"),
-        (_C1_REFERENCE, _c1_reference, "C1 character references read as windows-1252"),
-    ):
+    repairs = _REFERENCE_REPAIRS if utf8.isascii() else _ALL_REPAIRS  # the first two need non-ASCII bytes
+    for pattern, repair, what in repairs:
         if pattern.search(utf8) is not None and (fixed := pattern.sub(repair, utf8)) != utf8:
             utf8 = fixed
             warnings.append(what)

@@ -208,8 +208,9 @@ def _dedupe(values: list[str]) -> list[str]:
 def _categories(values: list[str]) -> list[str]:
     """Seed 002: categories de-duplicated case-insensitively, the first spelling kept ("News", "news")."""
     found: dict[str, str] = {}
-    for value in _dedupe(values):
-        found.setdefault(value.casefold(), value)
+    for value in values:
+        if name := " ".join(value.split()):
+            found.setdefault(name.casefold(), name)
     return list(found.values())
 
 
@@ -223,7 +224,7 @@ def _author_name(value: str) -> str:
     m = _EMAIL_WITH_NAME.match(value)
     if m:
         value = m.group(1) or m.group(2)
-    job = _JOB_TITLE.match(value)
+    job = _JOB_TITLE.match(value) if "," in value else None
     return job.group(1) if job else value
 
 
