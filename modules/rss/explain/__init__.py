@@ -8,6 +8,9 @@ item still listed, over the item cap, under a duplicate guid); `decision.explain
 from __future__ import annotations
 
 import asyncio
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -33,10 +36,31 @@ __all__ = ["Explanation", "explain", "gather", "why"]
 _STORED_FIELDS = tuple(StoredEntry.__dataclass_fields__)
 
 
-def _document(raw: dict[str, Any], guid: str, link: str | None, now: datetime, max_items: int) -> Document:
-    """The latest fetch parsed again (CPU: run it off the event loop) and where the item is in it."""
-    if raw["parse_error"]:
-        return Document(raw["id"], raw["fetched_at"], error=raw["parse_error"])
+@dataclass(frozen=True, slots=True)
+class _Index:
+    """What explain needs of one parsed document: its entries' guids, links and hashes, the cap's left-outs."""
+
+    hashes: dict[str, str]  # guid → content hash
+    guids_by_link: dict[str, str]
+    over_cap: frozenset[str]
+    error: str | None = None
+
+
+_INDEXES: OrderedDict[tuple[int, int], _Index] = (
+    OrderedDict()
+)  # (fetch id, item cap) → index; a fetch never changes
+_INDEXES_KEPT = 32
+_INDEXES_LOCK = threading.Lock()
+
+
+def _index(raw: dict[str, Any], now: datetime, max_items: int) -> _Index:
+    """The latest fetch parsed again (CPU: the caller runs it off the event loop), once per fetch and cap:
+    the console's entry page asks for every entry of a feed, and the feed's latest fetch rarely changes."""
+    key = (raw["id"], max_items)
+    with _INDEXES_LOCK:  # runs in worker threads
+        if (found := _INDEXES.get(key)) is not None:
+            _INDEXES.move_to_end(key)
+            return found
     try:
         feed = parse_feed(
             bytes(raw["body"]),
@@ -45,17 +69,35 @@ def _document(raw: dict[str, Any], guid: str, link: str | None, now: datetime, m
             now=now,
             max_items=max_items,
         )
+        index = _Index(
+            {e.guid: e.content_hash for e in feed.entries},
+            {e.link: e.guid for e in feed.entries if e.link},
+            frozenset(feed.over_cap),
+        )
     except FeedParseError as exc:
-        return Document(raw["id"], raw["fetched_at"], error=str(exc))
-    match = next((e for e in feed.entries if e.guid == guid or (link and e.link == link)), None)
-    key = match.guid if match is not None else guid
+        index = _Index({}, {}, frozenset(), error=str(exc))
+    with _INDEXES_LOCK:
+        _INDEXES[key] = index
+        while len(_INDEXES) > _INDEXES_KEPT:
+            _INDEXES.popitem(last=False)
+    return index
+
+
+def _document(raw: dict[str, Any], guid: str, link: str | None, now: datetime, max_items: int) -> Document:
+    """Where the item is in the feed's latest fetch."""
+    if raw["parse_error"]:
+        return Document(raw["id"], raw["fetched_at"], error=raw["parse_error"])
+    index = _index(raw, now, max_items)
+    if index.error is not None:
+        return Document(raw["id"], raw["fetched_at"], error=index.error)
+    key = guid if guid in index.hashes else index.guids_by_link.get(link or "", guid)
     return Document(
         raw["id"],
         raw["fetched_at"],
-        listed=match is not None,
-        over_cap=key in feed.over_cap,
-        copies=sum(e.guid.startswith(key + "#") for e in feed.entries),
-        content_hash=match.content_hash if match is not None else None,
+        listed=key in index.hashes,
+        over_cap=key in index.over_cap,
+        copies=sum(g.startswith(key + "#") for g in index.hashes),
+        content_hash=index.hashes.get(key),
     )
 
 
