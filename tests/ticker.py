@@ -1,7 +1,7 @@
 """A test module that keeps ingesting: a service emits events in a steady stream (each tick one
 transaction: a row in ticker_emitted and its events through the outbox), and two subscriptions record
-what they are handed, one on messageCreated (the shared stream), one on every ticker subject (both
-streams). Tests register it with `install(host)` and read the tables to count in and out."""
+what they are handed: one on messageCreated (the shared stream), one on revisions (feedeater's own),
+one on every ticker subject (both). Tests register it with `install(host)` and read the tables to count in and out."""
 
 from __future__ import annotations
 
@@ -64,6 +64,14 @@ def halt(ctx: ModuleContext) -> asyncio.Event:
     return ctx.once("halt", asyncio.Event)
 
 
+async def stop(host: Host) -> int:
+    """Stop emitting and wait for the tick in progress to commit; returns how many ticks were emitted."""
+    ctx = host.contexts[NAME]
+    halt(ctx).set()
+    await ctx.once("halted", asyncio.Event).wait()
+    return int(await ctx.pool.fetchval("SELECT count(*) FROM ticker_emitted"))
+
+
 async def tick(ctx: ModuleContext) -> None:
     interval = float(ctx.state.get("interval_s", 0.02))
     n = int(await ctx.pool.fetchval("SELECT coalesce(max(n), -1) + 1 FROM ticker_emitted"))
@@ -73,6 +81,7 @@ async def tick(ctx: ModuleContext) -> None:
             await ctx.emit(conn, *events(n))
         n += 1
         await asyncio.sleep(interval)
+    ctx.once("halted", asyncio.Event).set()
     await asyncio.Event().wait()
 
 
@@ -97,6 +106,7 @@ MODULE = ModuleSpec(
         subscriptions=(
             Subscription("created", f"feedeater.{NAME}.messageCreated", recorder("created")),
             Subscription("everything", f"feedeater.{NAME}.>", recorder("everything")),
+            Subscription("revisions", f"feedeater.{NAME}.messageUpdated", recorder("revisions")),
         ),
         events=("messageCreated", "messageUpdated", "contextUpdated"),
     ),
