@@ -112,15 +112,15 @@ class Consumer:
     async def run(self) -> None:
         """Consume from every stream the subject may be in, and read to the end what an older feedeater
         left for this consumer in the shared stream; one failing loop restarts them all."""
-        loops = [self._consume(stream) for stream in self.streams]
+        loops = [(stream, False) for stream in self.streams]
         if streams.SHARED not in self.streams and await self._exists(streams.SHARED):
-            loops.append(self._consume(streams.SHARED, until_drained=True))
+            loops.append((streams.SHARED, True))
         if len(loops) == 1:
-            return await loops[0]
+            return await self._consume(self.streams[0])
         try:
             async with asyncio.TaskGroup() as group:
-                for loop in loops:
-                    group.create_task(loop)
+                for stream, until_drained in loops:
+                    group.create_task(self._consume(stream, until_drained=until_drained))
         except* Exception as failed:
             raise failed.exceptions[0] from None
 

@@ -171,6 +171,7 @@ async def prune(conn: asyncpg.Connection, *, keep_days: int = 7) -> int:
 
 
 ACK_TIMEOUT_S = 5.0  # for a whole batch's answers; JetStream answers in milliseconds when it can
+PROBE_TIMEOUT_S = 1.0  # for a held subject's probe (one event)
 HOLD = Backoff(0.5, 30.0)  # a subject that failed waits 0.5 s, 1 s, 2 s … 30 s before the next attempt
 _NOT_SENT = "not sent"
 
@@ -241,12 +242,21 @@ class Relay:
             if not await conn.fetchval("SELECT pg_try_advisory_xact_lock($1)", _RELAY_LOCK):
                 return 0
             now = time.monotonic()
+            due = [s for s, hold in self.holds.items() if hold.retry_at <= now]
             rows = await conn.fetch(
                 """SELECT id, event_id, subject, payload FROM host.outbox
                    WHERE published_at IS NULL AND subject <> ALL($2::text[]) ORDER BY id LIMIT $1""",
                 self.batch,
-                [s for s, hold in self.holds.items() if hold.retry_at > now],
+                list(self.holds),
             )
+            if due:  # a held subject is retried with its oldest event alone: a probe
+                probes = await conn.fetch(
+                    """SELECT o.id, o.event_id, o.subject, o.payload FROM unnest($1::text[]) AS s(subject)
+                       CROSS JOIN LATERAL (SELECT * FROM host.outbox WHERE published_at IS NULL
+                                           AND subject = s.subject ORDER BY id LIMIT 1) o""",
+                    due,
+                )
+                rows = sorted([*rows, *probes], key=lambda r: r["id"])
             if not rows:
                 return 0
             attributes: tracing.Attributes = {
@@ -254,7 +264,7 @@ class Relay:
                 "messaging.batch.message_count": len(rows),
             }
             with tracing.span("outbox.publish", attributes, root=True) as current:
-                outcomes = await self._publish(rows)
+                outcomes = await self._publish(rows, probing=set(due))
                 stored = [r["id"] for r, outcome in zip(rows, outcomes, strict=True) if outcome is None]
                 current.set_attribute("feedeater.published", len(stored))
             subjects = [r["subject"] for r in rows]
@@ -276,9 +286,10 @@ class Relay:
             self._hold(reasons, published, time.monotonic())
             return len(stored)
 
-    async def _publish(self, rows: list[asyncpg.Record]) -> list[object]:
+    async def _publish(self, rows: list[asyncpg.Record], *, probing: Collection[str] = ()) -> list[object]:
         """Send every row in order, then collect the answers: None (stored), the exception (refused, no
-        answer in time), or `_NOT_SENT` for rows after the connection failed."""
+        answer in time), or `_NOT_SENT` for rows after the connection failed. Probes of held subjects
+        get a shorter wait, so a stream still electing its leader does not hold up the others long."""
         from host import bus
 
         futures: list[asyncio.Future[int]] = []
@@ -295,10 +306,14 @@ class Relay:
             except Exception as broken:  # not connected: the rest waits for the next batch
                 self._last_error = f"publish: {broken or type(broken).__name__}"
                 break
-        if futures:
-            _done, late = await asyncio.wait(futures, timeout=ACK_TIMEOUT_S)
-            for future in late:
-                future.cancel()
+        probes = [f for f, r in zip(futures, rows, strict=False) if r["subject"] in probing]
+        regular = [f for f, r in zip(futures, rows, strict=False) if r["subject"] not in probing]
+        waits = ((regular, ACK_TIMEOUT_S), (probes, PROBE_TIMEOUT_S))
+        for waiting, timeout in waits:  # the probes had the regular wait to answer too
+            if waiting:
+                _done, late = await asyncio.wait(waiting, timeout=timeout)
+                for future in late:
+                    future.cancel()
         outcomes: list[object] = []
         for future in futures:
             if future.cancelled():

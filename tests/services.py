@@ -152,7 +152,8 @@ class BusReader:
         self, subject: str = "feedeater.>", *, expect: int | None = None, timeout: float = 10
     ) -> list[dict[str, Any]]:
         """Every message on `subject`, stream by stream (the shared one first), each in stream order, with
-        its Nats-Msg-Id under `_msg_id` (headers under `_headers`, the stream under `_stream`)."""
+        its Nats-Msg-Id under `_msg_id` (headers under `_headers`, the stream under `_stream`, the time
+        JetStream stored it under `_stored`)."""
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
             msgs = await self._read_all(subject)
@@ -196,6 +197,7 @@ class BusReader:
                 body["_msg_id"] = body["_headers"].get("Nats-Msg-Id")
                 body["_subject"] = msg.subject
                 body["_stream"] = stream
+                body["_stored"] = msg.metadata.timestamp  # when JetStream stored it (UTC datetime)
                 out.append(body)
         finally:
             await sub.unsubscribe()

@@ -4,16 +4,12 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 from collections import Counter
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import nats
 import pytest
-from nats.aio.client import Client
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig
 from nats.js.errors import NotFoundError
@@ -24,58 +20,7 @@ from host.services import EmbeddedNats
 from tests import ticker
 from tests.feedeater_archiver import Archiver
 from tests.services import BusReader, feedeater, feedeater_env, make_host, until
-
-
-@contextlib.asynccontextmanager
-async def running(host: Host) -> AsyncIterator[asyncio.Task[None]]:
-    """`feedeater run` in this process (the same Host.run), stopped and closed afterwards."""
-    await host.open(connect_bus=False)
-    stop = asyncio.Event()
-    task = asyncio.create_task(host.run(stop))
-    try:
-        assert host.link is not None  # attached: the modules are set up, the relay and consumers start
-        await asyncio.wait_for(host.link.attached.wait(), 120)
-        yield task
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, 60)
-        await host.close()
-
-
-async def published(host: Host, subject: str) -> int:
-    return int(
-        await host.require_pool().fetchval(
-            "SELECT count(*) FROM host.outbox WHERE subject = $1 AND published_at IS NOT NULL", subject
-        )
-    )
-
-
-async def drained(host: Host) -> bool:
-    async with host.require_pool().acquire() as conn:
-        return (await outbox.status(conn)).pending == 0
-
-
-async def assert_every_event_once(host: Host, nc: Client) -> dict[str, str]:
-    """Every outbox event is in the stream the plan gives its subject, exactly once; every subscription
-    handled each of its events once. Returns event id → subject."""
-    pool = host.require_pool()
-    rows = await pool.fetch(
-        "SELECT event_id::text, subject FROM host.outbox WHERE subject LIKE 'feedeater.ticker.%'"
-    )
-    sent = {r["event_id"]: r["subject"] for r in rows}
-    got = await BusReader(nc.jetstream()).all("feedeater.ticker.>", expect=len(sent), timeout=60)
-    ids = Counter(m["_msg_id"] for m in got)
-    assert [i for i, n in ids.items() if n > 1] == [], "an event reached the bus twice"
-    assert set(ids) == set(sent), "the bus and the outbox disagree"
-    assert {m["_stream"] for m in got if m["_stream"] != streams.stream_for(m["_subject"])} == set()
-    await until(lambda: _handled(host, len(sent)), what="the subscriptions caught up", timeout=120)
-    seen = await pool.fetch("SELECT consumer, event_id FROM ticker_seen")
-    everything = Counter(r["event_id"] for r in seen if r["consumer"] == "everything")
-    created = Counter(r["event_id"] for r in seen if r["consumer"] == "created")
-    assert [i for i, n in (everything + created).items() if n > 1 + (i in created)] == [], "handled twice"
-    assert set(everything) == set(sent), "the subscription on both streams missed events"
-    assert set(created) == {i for i, s in sent.items() if s.endswith(".messageCreated")}
-    return sent
+from tests.ticker import assert_every_event_once, drained, published, running
 
 
 @pytest.mark.parametrize("first", ["feedeater", "archiver"])
@@ -118,11 +63,6 @@ async def test_archiver_starting_while_we_publish_takes_no_subject_of_ours(
     finally:
         await archiver.stop()
         await nc.close()
-
-
-async def _handled(host: Host, count: int) -> bool:
-    sql = "SELECT count(*) FROM ticker_seen WHERE consumer = 'everything'"
-    return int(await host.require_pool().fetchval(sql)) >= count
 
 
 async def _more(host: Host, subject: str, count: int) -> bool:
