@@ -172,7 +172,7 @@ async def prune(conn: asyncpg.Connection, *, keep_days: int = 7) -> int:
 
 ACK_TIMEOUT_S = 5.0  # for a whole batch's answers; JetStream answers in milliseconds when it can
 PROBE_TIMEOUT_S = 1.0  # for a held subject's probe (one event)
-HOLD = Backoff(0.5, 30.0)  # a subject that failed waits 0.5 s, 1 s, 2 s … 30 s before the next attempt
+HOLD = Backoff(0.5, 30.0)  # a subject JetStream refused waits 0.5 s, 1 s, 2 s … 30 s before the next probe
 _NOT_SENT = "not sent"
 
 
@@ -186,14 +186,22 @@ class Hold:
 
 
 def held_after(
-    holds: Mapping[str, Hold], failed: Mapping[str, str], published: Collection[str], now: float
+    holds: Mapping[str, Hold],
+    failed: Mapping[str, str],
+    published: Collection[str],
+    now: float,
+    *,
+    unanswered: Collection[str] = (),
 ) -> dict[str, Hold]:
-    """The holds after a batch (pure): a subject that failed waits one backoff step longer than last
-    time; one that published and did not fail is released; the others keep their hold."""
+    """The holds after a batch (pure): a subject JetStream refused waits one backoff step longer than
+    last time; one that got no answer (a stream electing its leader) is probed again after the first
+    step, so it publishes soon after the election; one that published and did not fail is released;
+    the others keep their hold."""
     out = {s: h for s, h in holds.items() if s not in published or s in failed}
     for name, reason in failed.items():
         failures = holds[name].failures + 1 if name in holds else 1
-        out[name] = Hold(reason, failures, now + HOLD.delay(failures))
+        delay = HOLD.delay(1 if name in unanswered else failures)
+        out[name] = Hold(reason, failures, now + delay)
     return out
 
 
@@ -257,6 +265,8 @@ class Relay:
                     due,
                 )
                 rows = sorted([*rows, *probes], key=lambda r: r["id"])
+                for gone in set(due) - {r["subject"] for r in probes}:  # published meanwhile (another host)
+                    del self.holds[gone]
             if not rows:
                 return 0
             attributes: tracing.Attributes = {
@@ -283,7 +293,8 @@ class Relay:
                     "UPDATE host.outbox SET attempts = attempts + 1, last_error = $2 WHERE id = $1", failures
                 )
             published = {s for s, outcome in zip(subjects, outcomes, strict=True) if outcome is None}
-            self._hold(reasons, published, time.monotonic())
+            unanswered = {s for s, i in failed.items() if isinstance(outcomes[i], TimeoutError)}
+            self._hold(reasons, published, unanswered, time.monotonic())
             return len(stored)
 
     async def _publish(self, rows: list[asyncpg.Record], *, probing: Collection[str] = ()) -> list[object]:
@@ -347,8 +358,10 @@ class Relay:
                 reasons[s] += f"; {outcome}"
         return {s: " ".join(r.split())[:1000] for s, r in reasons.items()}
 
-    def _hold(self, reasons: Mapping[str, str], published: Collection[str], now: float) -> None:
-        after = held_after(self.holds, reasons, published, now)
+    def _hold(
+        self, reasons: Mapping[str, str], published: Collection[str], unanswered: Collection[str], now: float
+    ) -> None:
+        after = held_after(self.holds, reasons, published, now, unanswered=unanswered)
         for name, hold in after.items():
             before = self.holds.get(name)
             if before is None or before.reason != hold.reason:

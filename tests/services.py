@@ -197,7 +197,7 @@ class BusReader:
                 body["_msg_id"] = body["_headers"].get("Nats-Msg-Id")
                 body["_subject"] = msg.subject
                 body["_stream"] = stream
-                body["_stored"] = msg.metadata.timestamp  # when JetStream stored it (UTC datetime)
+                body["_stored"] = msg.metadata.timestamp.timestamp()  # when JetStream stored it (epoch s)
                 out.append(body)
         finally:
             await sub.unsubscribe()

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -91,14 +90,11 @@ async def counts(host: Host) -> str:
     return f"{row['ticks']} ticks, {row['written']} events written, {row['published']} published, {row['handled']} handled"
 
 
-def gap_around(stored: list[datetime], at: float) -> float:
+def gap_around(stored: list[float], at: float) -> float:
     """Seconds between the last event stored before `at` and the first stored after it (pure)."""
-    moment = datetime.fromtimestamp(at, UTC)
-    before = max((t for t in stored if t <= moment), default=None)
-    after = min((t for t in stored if t > moment), default=None)
-    if before is None or after is None:
-        return float("nan")
-    return (after - before).total_seconds()
+    before = max((t for t in stored if t <= at), default=None)
+    after = min((t for t in stored if t > at), default=None)
+    return float("nan") if before is None or after is None else after - before
 
 
 async def test_cluster_loses_and_regains_nodes_while_the_host_ingests(
@@ -120,6 +116,8 @@ async def test_cluster_loses_and_regains_nodes_while_the_host_ingests(
             config = await bus.stream_config(nc, stream)
             assert config is not None and config["num_replicas"] == 3  # auto: three servers known
         await until(lambda: flowing(host, 0), what="ingest flowing", timeout=120)
+        consumer = await nc.jetstream().consumer_info(streams.SHARED, "ticker_created")
+        assert consumer.cluster is not None and len(consumer.cluster.replicas or []) == 2  # R3, as its stream
 
         victim = connected_node(nc, cluster)
         victim.kill()
