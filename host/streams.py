@@ -11,6 +11,7 @@ outbox relay publishes with `Nats-Expected-Stream`, so an event never lands in a
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Mapping
 
 SHARED = "feedeater_bus"  # shared with FeedEater's archiver, which may rewrite its subjects
@@ -52,6 +53,7 @@ def plan(declared: Collection[str]) -> dict[str, tuple[str, ...]]:
     return {SHARED: SHARED_SUBJECTS, EVENTS: (*EVENTS_SUBJECTS, *extra), DLQ: DLQ_SUBJECTS}
 
 
+@functools.lru_cache(maxsize=4096)  # per published event: the subjects are few
 def stream_for(subject: str) -> str:
     """The stream a published event belongs in: the shared one for what the archiver reads, else ours."""
     if covered(subject, DLQ_SUBJECTS):
