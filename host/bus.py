@@ -227,21 +227,23 @@ async def ensure_streams(nc: Client, layout: streams.Plan, limits: BusLimits) ->
 
 
 async def _call(nc: Client, operation: str, config: Mapping[str, Any], limits: BusLimits) -> None:
-    """A create or update; JetStream's refusals become errors that say what to change."""
+    """A create or update; JetStream's refusals become one line that says what to change."""
     name = str(config["name"])
     try:
         await api(nc, operation, config)
     except ApiError as exc:
-        text = exc.description
+        if exc.err_code == STREAM_NAME_IN_USE:
+            raise
+        text, fix = exc.description, "check the NATS server's JetStream configuration and its log"
         if "insufficient" in text.lower():
-            text += (
-                f" (every replica's server reserves max bytes, {limits.max_bytes // 2**20} MB, for stream "
-                f"{name}): lower the setting host.bus_max_bytes_mb, or give JetStream more storage"
+            fix = (
+                f"every replica's server reserves max bytes ({limits.max_bytes // 2**20} MB) for each stream: "
+                "lower the setting host.bus_max_bytes_mb, or give JetStream more storage"
             )
         elif "overlap" in text.lower():
             holders = await _streams_capturing(nc, config.get("subjects") or [], exclude=name)
-            text += f" with stream(s) {', '.join(holders) or '?'}: remove our subjects from them"
-        raise ApiError(exc.err_code, f"stream {name}: {text}") from None
+            fix = f"remove feedeater's subjects from stream(s) {', '.join(holders) or '?'}"
+        raise UserError(f"JetStream refused stream {name}: {text}", fix) from None
 
 
 async def _streams_capturing(nc: Client, subjects: Collection[str], *, exclude: str) -> list[str]:

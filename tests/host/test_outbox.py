@@ -13,6 +13,7 @@ import pytest
 from nats.js.errors import NotFoundError
 
 from host import bus, outbox, streams
+from host.errors import UserError
 from host.events import Event, stable_uuid
 from host.services import EmbeddedNats
 from host.streams import SHARED as STREAM
@@ -253,3 +254,17 @@ async def _drained_after_retry(relay: outbox.Relay) -> int:
     await relay.drain_all()
     async with relay.pool.acquire() as conn:
         return (await outbox.status(conn)).pending
+
+
+async def test_a_stream_the_servers_cannot_reserve_is_one_line_naming_the_setting(
+    tmp_path: Path, database_url: str, nats_url: str
+) -> None:
+    await reset_stream(nats_url)
+    h = make_host(tmp_path, database_url, nats_url, env={"FEEDEATER_HOST_BUS_MAX_BYTES_MB": str(2**30)})
+    try:
+        with pytest.raises(UserError) as refused:  # a petabyte per stream: no server reserves that
+            await h.open()
+        assert "JetStream refused stream" in str(refused.value)
+        assert "host.bus_max_bytes_mb" in str(refused.value)
+    finally:
+        await h.close()
