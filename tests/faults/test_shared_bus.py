@@ -177,6 +177,8 @@ async def _assert_reported(host: Host, subject: str) -> None:
     out = feedeater(env, "status", "--json")
     assert out.returncode == 0, out.stderr
     assert [s["subject"] for s in json.loads(out.stdout)["outbox"]["stalled"]] == [subject]
+    text = feedeater(env, "status").stdout
+    assert f"on {subject} not published since" in text and "another stream captures the subject" in text
 
 
 async def _metric(base: str, subject: str) -> bool:
