@@ -297,7 +297,7 @@ def refusal(answer: Mapping[str, Any]) -> Refused:
     return Refused(reason, stuck=True, misrouted=code == WRONG_STREAM)
 
 
-NO_STREAM = "no stream captures the subject (no responders)"
+NO_STREAM = "no stream answered (none captures the subject, or its stream is electing a leader)"
 
 
 class Publisher:

@@ -191,16 +191,16 @@ def held_after(
     published: Collection[str],
     now: float,
     *,
-    unanswered: Collection[str] = (),
+    electing: Collection[str] = (),
 ) -> dict[str, Hold]:
     """The holds after a batch (pure): a subject JetStream refused waits one backoff step longer than
-    last time; one that got no answer (a stream electing its leader) is probed again after the first
-    step, so it publishes soon after the election; one that published and did not fail is released;
-    the others keep their hold."""
+    last time; one that looks like a stream electing its leader (`electing`: no answer, no responders)
+    is probed again after the first step, so it publishes soon after the election; one that published
+    and did not fail is released; the others keep their hold."""
     out = {s: h for s, h in holds.items() if s not in published or s in failed}
     for name, reason in failed.items():
         failures = holds[name].failures + 1 if name in holds else 1
-        delay = HOLD.delay(1 if name in unanswered else failures)
+        delay = HOLD.delay(1 if name in electing else failures)
         out[name] = Hold(reason, failures, now + delay)
     return out
 
@@ -213,6 +213,15 @@ def first_failures(subjects: Sequence[str], outcomes: Sequence[object]) -> dict[
         if isinstance(outcome, BaseException) and name not in out:
             out[name] = i
     return out
+
+
+def _maybe_electing(outcome: object) -> bool:
+    """No answer, or "no responders": what a stream electing a new leader looks like (pure)."""
+    from host import bus
+
+    return isinstance(outcome, TimeoutError) or (
+        isinstance(outcome, bus.Refused) and outcome.reason == bus.NO_STREAM
+    )
 
 
 class Relay:
@@ -241,6 +250,10 @@ class Relay:
         self.idle_s = idle_s
         self.repair = repair
         self.holds: dict[str, Hold] = {}
+        self._repairing: asyncio.Task[None] | None = None
+        self._repaired = ""  # how the last repair went, for the reasons
+        self._repair_failures = 0
+        self._repair_at = 0.0  # monotonic: no repair before
         self._wake = asyncio.Event()
         self._last_error = ""  # why the connection failed mid-batch; logged once by run()
 
@@ -279,7 +292,7 @@ class Relay:
                 current.set_attribute("feedeater.published", len(stored))
             subjects = [r["subject"] for r in rows]
             failed = first_failures(subjects, outcomes)
-            reasons = await self._reasons({s: outcomes[i] for s, i in failed.items()})
+            reasons = self._reasons({s: outcomes[i] for s, i in failed.items()})
             if stored:
                 await conn.execute(
                     "UPDATE host.outbox SET published_at = now(), attempts = attempts + 1 WHERE id = ANY($1::bigint[])",
@@ -293,8 +306,8 @@ class Relay:
                     "UPDATE host.outbox SET attempts = attempts + 1, last_error = $2 WHERE id = $1", failures
                 )
             published = {s for s, outcome in zip(subjects, outcomes, strict=True) if outcome is None}
-            unanswered = {s for s, i in failed.items() if isinstance(outcomes[i], TimeoutError)}
-            self._hold(reasons, published, unanswered, time.monotonic())
+            electing = {s for s, i in failed.items() if _maybe_electing(outcomes[i])}
+            self._hold(reasons, published, electing, time.monotonic())
             return len(stored)
 
     async def _publish(self, rows: list[asyncpg.Record], *, probing: Collection[str] = ()) -> list[object]:
@@ -340,28 +353,43 @@ class Relay:
                     REFUSED.labels(r["subject"]).inc()
         return outcomes + [_NOT_SENT] * (len(rows) - len(outcomes))
 
-    async def _reasons(self, failures: Mapping[str, object]) -> dict[str, str]:
-        """Why each failed subject failed, one line; when a stream is missing or wrong, repair first and
-        say how that went."""
+    def _reasons(self, failures: Mapping[str, object]) -> dict[str, str]:
+        """Why each failed subject failed, one line; a missing or wrong stream starts a repair in the
+        background (a leader election answers "no responders" too, and then the JetStream API itself
+        waits: the relay must not) and says how the last one went."""
         from host import bus
 
         reasons = {s: str(exc) or type(exc).__name__ for s, exc in failures.items()}
-        unroutable = [s for s, exc in failures.items() if isinstance(exc, bus.Refused) and exc.misrouted]
-        if unroutable and self.repair is not None:
-            try:
-                changes = await self.repair()
-            except Exception as exc:
-                outcome = f"repair failed: {exc or type(exc).__name__}"
-            else:
-                outcome = f"repaired: {'; '.join(changes)}" if changes else "the streams are in place"
-            for s in unroutable:
-                reasons[s] += f"; {outcome}"
+        misrouted = [s for s, exc in failures.items() if isinstance(exc, bus.Refused) and exc.misrouted]
+        if misrouted and self.repair is not None:
+            self._start_repair()
+            for s in misrouted:
+                reasons[s] += f"; {self._repaired or 'repairing the streams'}"
         return {s: " ".join(r.split())[:1000] for s, r in reasons.items()}
 
+    def _start_repair(self) -> None:
+        """One repair at a time, at most once per backoff step while they keep failing."""
+        if (self._repairing is not None and not self._repairing.done()) or time.monotonic() < self._repair_at:
+            return
+        self._repairing = asyncio.create_task(self._run_repair(), name="outbox-repair")
+
+    async def _run_repair(self) -> None:
+        assert self.repair is not None
+        try:
+            changes = await self.repair()
+        except Exception as exc:
+            self._repaired = f"repair failed: {exc or type(exc).__name__}"
+            self._repair_failures += 1
+        else:
+            self._repaired = f"repaired: {'; '.join(changes)}" if changes else "the streams are in place"
+            self._repair_failures = 0
+        self._repair_at = time.monotonic() + HOLD.delay(self._repair_failures)
+        self._wake.set()  # probe again now
+
     def _hold(
-        self, reasons: Mapping[str, str], published: Collection[str], unanswered: Collection[str], now: float
+        self, reasons: Mapping[str, str], published: Collection[str], electing: Collection[str], now: float
     ) -> None:
-        after = held_after(self.holds, reasons, published, now, unanswered=unanswered)
+        after = held_after(self.holds, reasons, published, now, electing=electing)
         for name, hold in after.items():
             before = self.holds.get(name)
             if before is None or before.reason != hold.reason:
@@ -428,6 +456,10 @@ class Relay:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), timeout=wait)
         finally:
+            if self._repairing is not None:
+                self._repairing.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await self._repairing
             with contextlib.suppress(Exception):
                 await listener.remove_listener(NOTIFY_CHANNEL, on_notify)
             await self.pool.release(listener)

@@ -114,7 +114,7 @@ def test_a_failed_subject_is_held_longer_each_time_and_released_once_published()
     assert holds["a"] == outbox.Hold("still none", 2, 102.0)
     assert outbox.held_after(holds, {}, published=(), now=103.0) == holds  # not tried: kept
     assert outbox.held_after(holds, {}, published={"a"}, now=103.0) == {}
-    quick = outbox.held_after(holds, {"a": "no answer"}, published=(), now=103.0, unanswered={"a"})
+    quick = outbox.held_after(holds, {"a": "no answer"}, published=(), now=103.0, electing={"a"})
     assert quick["a"] == outbox.Hold("no answer", 3, 103.5)  # an election: probed again soon
     capped = outbox.Hold("x", 40, 0.0)
     assert outbox.held_after({"a": capped}, {"a": "x"}, (), now=0.0)["a"].retry_at == outbox.HOLD.cap_s
