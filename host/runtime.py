@@ -356,6 +356,8 @@ class Host:
             version=_version(),
             pool=self.require_pool(),
             bind_host=self.config.http_host,
+            public_hosts=self.config.public_hosts,
+            trusted_proxies=self.config.trusted_proxies,
         )
         await console_app.mount(app, self, [(ctx, r) for ctx, r in mounted if r.pages])
         return await web_server.serve(app, self.config.http_host, self.config.http_port)

@@ -7,6 +7,7 @@ are mounted under their prefix behind the same guard, so every module's pages ha
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -19,7 +20,9 @@ from starlette.exceptions import HTTPException
 
 from host.console import auth, core
 from host.console.render import page
-from host.console.security import LoginRequired, SecurityHeaders, guard
+from host.console.security import LoginRequired, SessionCookie, guard
+from host.console.throttle import LoginThrottle
+from host.web import gate
 from host.web.auth import is_loopback
 
 if TYPE_CHECKING:
@@ -36,6 +39,7 @@ class Console:
     pool: asyncpg.Pool
     loopback: bool
     nav: tuple[tuple[str, str], ...]
+    logins: LoginThrottle
 
 
 async def mount(app: FastAPI, host: Host, pages: Sequence[tuple[ModuleContext, Routes]]) -> None:
@@ -43,15 +47,19 @@ async def mount(app: FastAPI, host: Host, pages: Sequence[tuple[ModuleContext, R
         await auth.load(conn)  # the auth row (CSRF key) exists before the first request
     loopback = is_loopback(host.config.http_host)
     module_nav = tuple((label, r.prefix + path) for _, r in pages for label, path in r.pages)
-    app.state.console = Console(host.require_pool(), loopback, (CORE_NAV[0], *module_nav, *CORE_NAV[1:]))
-    app.add_middleware(SecurityHeaders, secure_cookie=not loopback)
+    nav = (CORE_NAV[0], *module_nav, *CORE_NAV[1:])
+    app.state.console = Console(host.require_pool(), loopback, nav, LoginThrottle(time.monotonic()))
+    app.add_middleware(SessionCookie, secure_cookie=not loopback)
     app.mount("/static/console", StaticFiles(packages=[("host.console", "static")]), name="console-static")
     app.include_router(core.build(host))
     for ctx, routes in pages:
         router = await routes.build(ctx)
+        before = len(app.router.routes)
         app.include_router(
             router, prefix=routes.prefix, dependencies=[Depends(guard)], include_in_schema=False
         )
+        limit = routes.max_body_bytes or gate.DEFAULT_MAX_BODY
+        gate.protect(app, app.router.routes[before:], gate.RoutePolicy(token=False, max_body=limit))
 
     @app.exception_handler(LoginRequired)
     async def to_login(request: Request, exc: LoginRequired) -> RedirectResponse:
