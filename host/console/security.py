@@ -21,7 +21,7 @@ from host.web.gate import client_of
 COOKIE = "fe_session"
 OPEN_PATHS = frozenset({"/login"})  # reachable before logging in
 # A form is a few fields (a settings form: one per setting) and at most one file (the OPML upload).
-FORM_LIMITS: dict[str, Any] = {"max_files": 1, "max_fields": 500, "max_part_size": 1024 * 1024}
+FORM_LIMITS: dict[str, Any] = {"max_files": 1, "max_fields": 200, "max_part_size": 1024 * 1024}
 
 
 @dataclass(frozen=True, slots=True)
