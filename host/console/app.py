@@ -7,7 +7,6 @@ are mounted under their prefix behind the same guard, so every module's pages ha
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -48,7 +47,7 @@ async def mount(app: FastAPI, host: Host, pages: Sequence[tuple[ModuleContext, R
     loopback = is_loopback(host.config.http_host)
     module_nav = tuple((label, r.prefix + path) for _, r in pages for label, path in r.pages)
     nav = (CORE_NAV[0], *module_nav, *CORE_NAV[1:])
-    app.state.console = Console(host.require_pool(), loopback, nav, LoginThrottle(time.monotonic()))
+    app.state.console = Console(host.require_pool(), loopback, nav, LoginThrottle())
     app.add_middleware(SessionCookie, secure_cookie=not loopback)
     app.mount("/static/console", StaticFiles(packages=[("host.console", "static")]), name="console-static")
     app.include_router(core.build(host))

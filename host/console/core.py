@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import time
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Depends, Request
@@ -47,11 +46,7 @@ def build(host: Host) -> APIRouter:
             return RedirectResponse(target, 303)
         # argon2 is slow on purpose: a few verifications at once, each in a thread, at a bounded rate.
         client = client_of(request.scope)
-        wait = (
-            1.0
-            if verifying.locked()
-            else request.app.state.console.logins.admit(client.address, time.monotonic())
-        )
+        wait = 1.0 if verifying.locked() else request.app.state.console.logins.admit(client.address)
         if wait > 0:
             return page(
                 request,

@@ -1,4 +1,4 @@
-"""Login attempts (pure, the clock passed in): a token bucket per client and one for everybody, so
+"""Login attempts: a token bucket per client and one for everybody (on the clock given), so
 password guessing is slow and a flood cannot keep argon2 (64 MiB, ~0.1 s of CPU per attempt) busy.
 
 The argon2 verification itself runs in a thread behind a small semaphore (host.console.core); attempts
@@ -9,6 +9,8 @@ behind a trusted proxy, the forwarded one (host.web.network).
 from __future__ import annotations
 
 import ipaddress
+import time
+from collections.abc import Callable
 
 from host.net.ratelimit import TokenBucket
 
@@ -29,12 +31,14 @@ def client_key(address: str) -> str:
 
 
 class LoginThrottle:
-    def __init__(self, now: float) -> None:
-        self.overall = TokenBucket(OVERALL[0], OVERALL[1], now)
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.overall = TokenBucket(OVERALL[0], OVERALL[1], clock())
         self.clients: dict[str, TokenBucket] = {}
 
-    def admit(self, address: str, now: float) -> float:
+    def admit(self, address: str) -> float:
         """0 when this attempt may go ahead (and it is counted); else seconds until one may."""
+        now = self.clock()
         key = client_key(address)
         mine = self.clients.get(key) or TokenBucket(PER_CLIENT[0], PER_CLIENT[1], now)
         wait = max(mine.wait(now), self.overall.wait(now))
