@@ -555,12 +555,12 @@ async def cmd_api(host: Host, args: argparse.Namespace) -> int:
     async with host.require_pool().acquire() as conn:
         if args.action == "create":
             name = args.name or f"token-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-            created = ApiTokenCreated.model_validate(await tokens.create(conn, name)).model_dump()
+            created = ApiTokenCreated.model_validate(await tokens.create(conn, name, args.scope)).model_dump()
             emit(
                 args,
                 created,
                 lambda d: (
-                    f"API token {d['id']} ({d['name']}), shown only this once:\n{d['token']}\n"
+                    f"API token {d['id']} ({d['name']}, {d['scope']}), shown only this once:\n{d['token']}\n"
                     "send it as `Authorization: Bearer <token>`; revoke it with "
                     f"`feedeater api token revoke {d['id']}`"
                 ),
@@ -577,6 +577,7 @@ async def cmd_api(host: Host, args: argparse.Namespace) -> int:
                     (
                         t["id"],
                         t["name"],
+                        t["scope"],
                         t["prefix"] + "…",
                         textfmt.when(t["created_at"]),
                         textfmt.relative(t["last_used_at"]),
@@ -584,7 +585,7 @@ async def cmd_api(host: Host, args: argparse.Namespace) -> int:
                     )
                     for t in d
                 ],
-                ["id", "name", "token", "created", "used", "state"],
+                ["id", "name", "scope", "token", "created", "used", "state"],
             )
             if d
             else "no API tokens (create one with `feedeater api token create --name NAME`)"
@@ -637,6 +638,12 @@ def build_parser(specs: dict[str, module.ModuleSpec]) -> argparse.ArgumentParser
     p.add_argument("action", choices=["create", "list", "revoke"])
     p.add_argument("token", nargs="?", help="revoke: the token's id, name, or the token itself")
     p.add_argument("--name", default=None, help="create: a name to recognize the token by")
+    p.add_argument(
+        "--scope",
+        choices=["read", "write"],
+        default="write",
+        help="create: read (GET only) or write (everything; the default)",
+    )
     for spec in specs.values():
         if spec.cli is not None:
             spec.cli(sub)

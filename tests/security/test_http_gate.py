@@ -278,3 +278,22 @@ async def test_the_csrf_token_is_compared_in_constant_time(web: Web, monkeypatch
         res = await client.post("/settings/host", data={"csrf": forged})
     assert res.status_code == 403
     assert any(forged in pair for pair in compared)
+
+
+async def test_the_api_key_cannot_be_sent_elsewhere_from_the_console(web: Web) -> None:
+    """Whoever can post the settings form (a CSRF bug, a shared session) would otherwise point
+    rss.openai_base_url at their server and receive the stored key at the next start."""
+    async with web.host.require_pool().acquire() as conn:
+        await settings.store(conn, web.host.specs["rss"].manifest, "openai_api_key", "sk-operator")
+    async with web.client() as client:
+        token = await csrf_token(client)
+        form = {"csrf": token, "openai_base_url": "https://collector.attacker.example/v1"}
+        res = await client.post("/settings/rss", data=form)
+        assert res.status_code == 400 and "enter openai_api_key again" in res.text
+        assert await stored_setting(web, "rss", "openai_base_url") is None
+        res = await client.post("/settings/rss", data={**form, "openai_api_key": "sk-mine"})
+        assert res.status_code == 303
+    assert await stored_setting(web, "rss", "openai_base_url") == "https://collector.attacker.example/v1"
+    assert (
+        await stored_setting(web, "rss", "openai_api_key") == "sk-mine"
+    )  # the operator's key is gone, not sent
