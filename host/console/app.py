@@ -53,12 +53,15 @@ async def mount(app: FastAPI, host: Host, pages: Sequence[tuple[ModuleContext, R
     app.include_router(core.build(host))
     for ctx, routes in pages:
         router = await routes.build(ctx)
-        before = len(app.router.routes)
-        app.include_router(
-            router, prefix=routes.prefix, dependencies=[Depends(guard)], include_in_schema=False
+        gate.include(
+            app,
+            router,
+            token=False,  # the console's guard: login, read-only, CSRF
+            max_body=routes.max_body_bytes,
+            prefix=routes.prefix,
+            dependencies=[Depends(guard)],
+            include_in_schema=False,
         )
-        limit = routes.max_body_bytes or gate.DEFAULT_MAX_BODY
-        gate.protect(app, app.router.routes[before:], gate.RoutePolicy(token=False, max_body=limit))
 
     @app.exception_handler(LoginRequired)
     async def to_login(request: Request, exc: LoginRequired) -> RedirectResponse:

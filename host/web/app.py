@@ -58,18 +58,16 @@ async def build_app(
         """Every router gets the same auth rules (unless it authenticates its callers itself), body
         limit and error shape."""
         public = routes is not None and routes.public
-        before = len(app.router.routes)
-        app.include_router(
+        gate.include(
+            app,
             router,
+            token=not public,
+            max_body=routes.max_body_bytes if routes is not None else None,
             prefix=routes.prefix if routes is not None else "/api/v1",
             tags=[tag],
             dependencies=[] if public else [Depends(auth.authorize)],
             responses=errors.ERROR_RESPONSES,
         )
-        limit = (
-            routes.max_body_bytes if routes is not None and routes.max_body_bytes else gate.DEFAULT_MAX_BODY
-        )
-        gate.protect(app, app.router.routes[before:], gate.RoutePolicy(token=not public, max_body=limit))
 
     @app.get("/api/docs", include_in_schema=False)
     async def docs() -> HTMLResponse:

@@ -5,19 +5,18 @@ In order: the Host allow-list (DNS rebinding) and, for state-changing requests, 
 Sec-Fetch-Site check (host.web.network); the body limit of the route (Content-Length first, then
 counted while the route reads); the API's bearer token where the route's router needs one
 (host.web.auth.check). Only then does FastAPI see the request, so an oversize or unauthenticated body is
-never parsed. Routers register their rules with `protect` when they are mounted; anything else (the
+never parsed. Routers get their rules when they are mounted (`include`); anything else (the
 console's own pages, /healthz) gets the default limit and no token rule.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from starlette.exceptions import HTTPException
-from starlette.routing import BaseRoute, Match
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from host.textfmt import size
@@ -61,9 +60,14 @@ class BodyTooLarge(HTTPException):
         super().__init__(413, f"the request body is larger than {size(limit)}")
 
 
-def protect(app: Any, routes: Sequence[BaseRoute], policy: RoutePolicy) -> None:
-    """Apply `policy` to these routes (those a router just added to `app`)."""
-    app.state.route_policies = [*getattr(app.state, "route_policies", []), *((r, policy) for r in routes)]
+def include(app: Any, router: Any, *, token: bool, max_body: int | None, **options: Any) -> None:
+    """`app.include_router(router, **options)`, its routes under the token rule or not, and their body
+    limit (None: the default)."""
+    before = len(app.router.routes)
+    app.include_router(router, **options)
+    policy = RoutePolicy(token=token, max_body=max_body or DEFAULT_MAX_BODY)
+    added = [(route, policy) for route in app.router.routes[before:]]
+    app.state.route_policies = [*getattr(app.state, "route_policies", []), *added]
 
 
 def policy_for(app: Any, scope: Scope) -> RoutePolicy:

@@ -182,6 +182,9 @@ async def test_answers_come_before_an_unwanted_body_is_read(web: Web) -> None:
     # Over the console's limit (1 MiB), before any login.
     login = f"POST /login HTTP/1.1\r\n{common}Content-Length: {2 << 20}\r\n"
     assert (await early_answer(web.port, login, [b"csrf="]))[0] == 413
+    # A push to a WebSub callback nobody subscribed with: its token is looked at before its body.
+    push = f"POST /websub/no-such-token HTTP/1.1\r\n{common}Content-Length: {5 << 20}\r\n"
+    assert (await early_answer(web.port, push, [b"<feed"]))[0] == 404
     # A visitor who may only read posts a form: refused before the form is parsed.
     readonly = (
         f"POST /settings/host HTTP/1.1\r\n{common}X-Forwarded-For: 203.0.113.9\r\nContent-Length: 500000\r\n"
