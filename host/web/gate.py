@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from starlette.exceptions import HTTPException
-from starlette.routing import Match
+from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from host.textfmt import size
@@ -63,16 +63,21 @@ class BodyTooLarge(HTTPException):
 def include(app: Any, router: Any, *, token: bool, max_body: int | None, **options: Any) -> None:
     """`app.include_router(router, **options)`, its routes under the token rule or not, and their body
     limit (None: the default)."""
-    before = len(app.router.routes)
     app.include_router(router, **options)
     policy = RoutePolicy(token=token, max_body=max_body or DEFAULT_MAX_BODY)
-    added = [(route, policy) for route in app.router.routes[before:]]
+    prefix = options.get("prefix", "")
+    added = [
+        (compile_path(prefix + route.path)[0], policy) for route in router.routes if hasattr(route, "path")
+    ]
     app.state.route_policies = [*getattr(app.state, "route_policies", []), *added]
 
 
 def policy_for(app: Any, scope: Scope) -> RoutePolicy:
-    for route, policy in getattr(app.state, "route_policies", ()):
-        if route.matches(scope)[0] != Match.NONE:
+    """The policy of the route this path goes to (its method aside: a 405 is judged like its route).
+    Our own path regexes: `Route.matches` builds the child scope (100 µs a request over 40 routes)."""
+    path = scope["path"]
+    for pattern, policy in getattr(app.state, "route_policies", ()):
+        if pattern.match(path):
             return policy
     return OPEN
 
