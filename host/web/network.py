@@ -139,27 +139,35 @@ def client(
     peer = peer or ""
     host = headers.get("host", "").lower()
     via = any(h in headers for h in FORWARDING_HEADERS)
+    address = peer
     if via and _trusted(peer, proxies):
         if "forwarded" in headers:
             elements = _forwarded(headers["forwarded"])
-            hops = [_node(e.get("for", "")) for e in elements]
-            last = elements[-1] if elements else {}
-            proto, fwd_host = last.get("proto", ""), last.get("host", "")
+            # The element of the client's hop was written by the first trusted proxy: its proto and host
+            # are what the browser used.
+            at = _client_hop([_node(e.get("for", "")) for e in elements], proxies)
+            hop = elements[at] if at is not None else {}
+            address = _node(hop.get("for", "")) or peer
+            proto, forwarded_host = hop.get("proto", ""), hop.get("host", "")
         else:
             hops = [_node(h) for h in headers.get("x-forwarded-for", "").split(",")]
+            at = _client_hop(hops, proxies)
+            address = hops[at] if at is not None else peer
             proto = headers.get("x-forwarded-proto", "").split(",")[-1].strip()
-            fwd_host = headers.get("x-forwarded-host", "").split(",")[-1].strip()
-        address = peer
-        for hop in reversed([h for h in hops if h]):
-            address = hop
-            if not _trusted(hop, proxies):
-                break
+            forwarded_host = headers.get("x-forwarded-host", "").split(",")[-1].strip()
         scheme = proto.lower() if proto.lower() in ("http", "https") else scheme
-        host = fwd_host.lower() or host
-        peer_address = address
-    else:
-        peer_address = peer
-    return Client(peer_address, scheme, host, via, is_loopback_address(peer))
+        host = forwarded_host.lower() or host
+    return Client(address, scheme, host, via, is_loopback_address(peer))
+
+
+def _client_hop(hops: list[str], proxies: tuple[IPNetwork, ...]) -> int | None:
+    """Index of the rightmost hop that is not one of our proxies (every hop appends, so only what our
+    own proxies added can be believed); the leftmost named hop when all are ours; None when none is."""
+    named = [i for i, hop in enumerate(hops) if hop]
+    for i in reversed(named):
+        if not _trusted(hops[i], proxies):
+            return i
+    return named[0] if named else None
 
 
 def host_problem(host: str, names: Names) -> str | None:
