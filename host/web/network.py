@@ -38,9 +38,14 @@ class Names:
 
     @classmethod
     def build(cls, public: Iterable[str], own: Iterable[str]) -> Names:
-        return cls(
-            frozenset(filter(None, map(hostname, public))), frozenset(filter(None, map(hostname, own)))
-        )
+        """Names as configured: `feeds.example.org`, with a port, or written as a URL."""
+
+        def names(entries: Iterable[str]) -> frozenset[str]:
+            return frozenset(
+                filter(None, (hostname(e.split("://", 1)[-1].split("/", 1)[0]) for e in entries))
+            )
+
+        return cls(names(public), names(own))
 
     def allows(self, name: str) -> bool:
         return is_ip(name) or name == "localhost" or name in self.public or name in self.own

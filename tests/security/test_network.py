@@ -8,7 +8,7 @@ import pytest
 from host.console.throttle import LoginThrottle, client_key
 from host.web import network
 
-NAMES = network.Names.build(["Feeds.Example.org."], own=["127.0.0.1", "box"])
+NAMES = network.Names.build(["Feeds.Example.org.", "https://news.example.net:8443/feeds"], own=["box"])
 PROXIES = network.networks(["127.0.0.1", "10.0.0.0/8"])
 
 
@@ -24,6 +24,7 @@ PROXIES = network.networks(["127.0.0.1", "10.0.0.0/8"])
         ("box:9464", True),  # the machine's own name
         ("feeds.example.org", True),
         ("feeds.example.org:443", True),
+        ("news.example.net", True),  # configured as a URL
         ("", True),  # HTTP/1.0 without Host: not a browser
         ("rebind.attacker.example:9464", False),
         ("127.0.0.1.nip.io:9464", False),
