@@ -26,6 +26,7 @@ from nats.js import JetStreamContext
 from host import streams
 from host.backoff import Backoff
 from host.errors import UserError
+from host.redact import redact
 
 log = logging.getLogger("feedeater.bus")
 
@@ -46,16 +47,6 @@ def servers(url: str) -> list[str]:
     return [s if "://" in s else f"nats://{s}" for s in out]
 
 
-def display_url(url: str) -> str:
-    """The URL(s) without user, password or token, for logs and messages."""
-    shown = []
-    for server in servers(url):
-        parts = urlsplit(server)
-        host = parts.netloc.rsplit("@", 1)[-1]
-        shown.append(f"{parts.scheme}://{'***@' if '@' in parts.netloc else ''}{host}")
-    return ",".join(shown)
-
-
 async def connect(url: str, *, name: str = "feedeater", connect_timeout: float = 5) -> Client:
     """Connect to any of the servers, reconnecting forever once connected (to any server of the
     cluster it learns of); a clear error if no server answers the first time."""
@@ -66,12 +57,13 @@ async def connect(url: str, *, name: str = "feedeater", connect_timeout: float =
     pool = servers(url)
     if not await _any_reachable(pool, connect_timeout):
         raise UserError(
-            f"cannot connect to NATS at {display_url(url)}: no server answered",
+            f"cannot connect to NATS at {redact(url)}: no server answered",
             "check FEEDEATER_NATS_URL, or unset it to use the embedded nats-server",
         )
     try:
         return await nats.connect(
             pool,
+            **credentials(pool),
             name=name,
             connect_timeout=connect_timeout,
             max_reconnect_attempts=-1,
@@ -81,9 +73,22 @@ async def connect(url: str, *, name: str = "feedeater", connect_timeout: float =
         )
     except Exception as exc:
         raise UserError(
-            f"cannot connect to NATS at {display_url(url)}: {exc or type(exc).__name__}",
+            f"cannot connect to NATS at {redact(url)}: {exc or type(exc).__name__}",
             "check FEEDEATER_NATS_URL, or unset it to use the embedded nats-server",
         ) from None
+
+
+def credentials(pool: list[str]) -> dict[str, str]:
+    """The token, or user and password, of the first server URL that has them, as connect options (pure):
+    nats-py takes them from the URL of the server it connects to, and the servers a cluster advertises
+    come without them, so a reconnect to one of those would be refused."""
+    for server in pool:
+        parts = urlsplit(server)
+        if parts.password is not None and parts.username is not None:
+            return {"user": parts.username, "password": parts.password}
+        if parts.username:
+            return {"token": parts.username}
+    return {}
 
 
 async def _any_reachable(pool: list[str], timeout: float) -> bool:
@@ -382,7 +387,7 @@ class BusLink:
             else:
                 self.nc, self.js = nc, nc.jetstream()
                 self.attached.set()
-                log.info("attached to NATS at %s", display_url(self.url))
+                log.info("attached to NATS at %s", redact(self.url))
                 return True
             attempts += 1
             delay = backoff.delay(attempts)
