@@ -78,6 +78,12 @@ async def connect(url: str, *, name: str = "feedeater", connect_timeout: float =
         ) from None
 
 
+def known_servers(nc: Client) -> int:
+    """How many servers the client knows: the URL's and those the cluster advertises (the same server
+    may be in the pool twice, with and without credentials)."""
+    return len({(uri.hostname, uri.port) for uri in nc.servers})
+
+
 def credentials(pool: list[str]) -> dict[str, str]:
     """The token, or user and password, of the first server URL that has them, as connect options (pure):
     nats-py takes them from the URL of the server it connects to, and the servers a cluster advertises

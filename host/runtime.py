@@ -113,7 +113,7 @@ class Host:
         (also the outbox relay's repair when a subject finds no stream)."""
         from host import bus
 
-        limits = bus.BusLimits.from_settings(await self.resolved_settings("host"), len(nc.servers))
+        limits = bus.BusLimits.from_settings(await self.resolved_settings("host"), bus.known_servers(nc))
         changes = await bus.ensure_streams(nc, self.stream_plan, limits)
         if changes:
             log.info("bus streams (%d replicas): %s", limits.replicas, "; ".join(changes))
