@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -167,6 +168,7 @@ async def cmd_status(host: Host, args: argparse.Namespace) -> int:
             "pending": ob.pending,
             "lag_seconds": ob.lag_seconds,
             "oldest_pending_at": ob.oldest_pending_at,
+            "stalled": [dataclasses.asdict(stalled) for stalled in ob.stalled],
         },
         "last_runs": await _last_runs(host),
         "units": [dict(r) for r in units],
@@ -207,6 +209,11 @@ def _status_text(d: dict[str, Any]) -> str:
     lines.append(
         f"outbox: {d['outbox']['pending']} pending, lag {textfmt.duration(d['outbox']['lag_seconds'])}"
     )
+    lines += [
+        f"outbox: {s['pending']} on {s['subject']} not published since {textfmt.relative(s['since'])}"
+        f" ({s['attempts']} attempts): {s['error']}"
+        for s in d["outbox"]["stalled"]
+    ]
     lines.append(
         "modules: "
         + ", ".join(f"{m['name']} ({'enabled' if m['enabled'] else 'disabled'})" for m in d["modules"])
