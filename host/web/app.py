@@ -16,6 +16,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from host.module import ModuleContext, Routes
 from host.web import auth, contexts, errors
+from host.web.slashes import MergeSlashes
 
 HealthCheck = Callable[[], Awaitable[dict[str, Any]]]
 
@@ -34,6 +35,7 @@ async def build_app(
     app.state.auth = auth.AuthPolicy(pool, loopback=loopback)
     auth.document(app, loopback=loopback)
     errors.install(app)
+    app.add_middleware(MergeSlashes)
 
     def mount(router: APIRouter, prefix: str, tag: str, *, public: bool = False) -> None:
         """Every router gets the same auth rules (unless it authenticates its callers itself) and

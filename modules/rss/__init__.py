@@ -97,6 +97,20 @@ MANIFEST = Manifest(
             public=True,  # hubs carry no token: pushes are checked by their HMAC signature
             description="WebSub callbacks",
         ),
+        Routes(
+            "miniflux",
+            _lazy("reader.miniflux:build"),
+            prefix="",
+            public=True,  # reader apps send their own credentials: host.web.clientauth checks them
+            description="Miniflux API v1 for reader apps (/v1)",
+        ),
+        Routes(
+            "greader",
+            _lazy("reader.greader:build"),
+            prefix="",
+            public=True,
+            description="Google Reader API for reader apps (/accounts/ClientLogin, /reader/api/0)",
+        ),
     ),
     settings=(
         *settings.CORE,
