@@ -14,6 +14,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match, Route
 
 from host.errors import UserError
 from host.web.models import ApiError
@@ -51,6 +52,16 @@ def describe_validation(errors: Sequence[Any]) -> str:
     return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
 
 
+def allowed_methods(request: Request) -> str:
+    """Every method some route serves at this path. Starlette's 405 names only the first route whose
+    path matched, so `/feeds` (GET and POST are two routes) answered `Allow: GET` (RFC 9110: all)."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        if isinstance(route, Route) and route.methods and route.matches(request.scope)[0] != Match.NONE:
+            methods |= route.methods
+    return ", ".join(sorted(methods))
+
+
 def install(app: FastAPI) -> None:
     async def on_http_error(_request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, HttpError)
@@ -64,10 +75,13 @@ def install(app: FastAPI) -> None:
         assert isinstance(exc, RequestValidationError)
         return respond(422, describe_validation(exc.errors()), OPENAPI_HINT)
 
-    async def on_starlette(_request: Request, exc: Exception) -> JSONResponse:
+    async def on_starlette(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
         error = "no such endpoint" if exc.status_code == 404 else str(exc.detail)
-        return respond(exc.status_code, error, OPENAPI_HINT, dict(exc.headers or {}))
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = allowed_methods(request)
+        return respond(exc.status_code, error, OPENAPI_HINT, headers)
 
     app.add_exception_handler(HttpError, on_http_error)
     app.add_exception_handler(UserError, on_user_error)

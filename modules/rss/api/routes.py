@@ -21,6 +21,8 @@ from host.web.errors import HttpError, not_found
 from modules.rss import store
 from modules.rss.api import cursor
 from modules.rss.api.models import (
+    NO_NUL,
+    ApiError,
     Entry,
     EntryPage,
     EntryStatePatch,
@@ -40,6 +42,19 @@ FeedId = Annotated[int, Path(ge=1, le=BIGINT, description="feed id (from GET /ap
 FETCH_ID_HINT = "raw fetch ids come from the poll log and `feedeater rss show`"
 LIST_HINT = "list feeds with GET /api/v1/feeds"
 OPML_TYPES = ["text/x-opml", "application/xml", "text/xml"]
+# An ISO 8601 date or date-time as parse_since/parse_until read it; a day that does not exist
+# (2025-02-30) still matches and is the documented 400.
+_YEAR = r"(\d{3}[1-9]|\d{2}[1-9]\d|\d[1-9]\d{2}|[1-9]\d{3})"
+_TIME = r"([T ]([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,6})?)?(Z|[+-]([01]\d|2[0-3]):?[0-5]\d)?)?"
+ISO_MOMENT = rf"^{_YEAR}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01]){_TIME}$"
+CURSOR = r"^[A-Za-z0-9_-]+$"
+
+
+def rejected(why: str) -> dict[int | str, dict[str, Any]]:
+    """A documented 400: input the schema admits but this operation cannot take (one JSON error)."""
+    return {400: {"model": ApiError, "description": why}}
+
+
 MAX_OPML_BYTES = 10 * 1024 * 1024
 
 
@@ -88,7 +103,9 @@ async def build(ctx: ModuleContext) -> APIRouter:
     # -- feeds -----------------------------------------------------------------------------------
     @router.get("/feeds", summary="Subscriptions with their poll state")
     async def list_feeds(
-        folder: str | None = Query(default=None, max_length=500, description="a folder and its subfolders"),
+        folder: str | None = Query(
+            default=None, max_length=500, pattern=NO_NUL, description="a folder and its subfolders"
+        ),
     ) -> list[Feed]:
         async with pool.acquire() as conn:
             rows = await store.list_feeds(conn, folder)
@@ -98,7 +115,10 @@ async def build(ctx: ModuleContext) -> APIRouter:
         "/feeds",
         status_code=201,
         summary="Subscribe (the URL is fetched and validated first, as `rss add`)",
-        responses={200: {"model": Feed, "description": "already subscribed"}},
+        responses={
+            200: {"model": Feed, "description": "already subscribed"},
+            **rejected("the URL cannot be fetched, is not a feed, or is a page advertising several feeds"),
+        },
     )
     async def add_feed(body: FeedCreate, response: Response) -> Feed:
         # Validate (fetch, maybe discover) before taking a connection: that can take seconds.
@@ -146,12 +166,22 @@ async def build(ctx: ModuleContext) -> APIRouter:
             raise HttpError(409, f"feed {feed_id} is {feed.state}", fix)
         return FetchSummary.model_validate(await fetch_now(ctx, [feed_id]))
 
-    @router.get("/feeds/{feed_id}/entries", summary="A feed's entries, newest first, one page at a time")
+    @router.get(
+        "/feeds/{feed_id}/entries",
+        summary="A feed's entries, newest first, one page at a time",
+        responses=rejected("`since` names a day that does not exist, or `cursor` is not one this API gave"),
+    )
     async def feed_entries(
         feed_id: FeedId,
-        since: str | None = Query(default=None, max_length=40, description="ISO 8601 date or time"),
+        since: str | None = Query(
+            default=None, max_length=40, pattern=ISO_MOMENT, description="ISO 8601 date or time"
+        ),
         cursor_: str | None = Query(
-            default=None, alias="cursor", max_length=200, description="next_cursor of the previous page"
+            default=None,
+            alias="cursor",
+            max_length=200,
+            pattern=CURSOR,
+            description="next_cursor of the previous page",
         ),
         limit: int = Query(default=50, ge=1, le=1000),
         unread: bool = Query(default=False, description="only entries not marked read"),
@@ -210,25 +240,44 @@ async def build(ctx: ModuleContext) -> APIRouter:
 
     @router.get(
         "/raw/{fetch_id}/body",
-        summary="A stored raw response's body, byte for byte, with its original Content-Type",
+        summary="A stored raw response's body, byte for byte, as a download (its Content-Type is in GET /raw/{id})",
         response_class=Response,
         responses={200: {"content": {"application/octet-stream": {}}}},
     )
     async def get_raw_body(fetch_id: int = Path(ge=1, le=BIGINT)) -> Response:
         row = await _raw(fetch_id)
-        headers = {k.lower(): v for k, v in row["headers"].items()}
-        return Response(row["body"], media_type=headers.get("content-type", "application/octet-stream"))
+        # A feed server chose these bytes: never let a browser render them on the console's origin.
+        return Response(
+            row["body"],
+            media_type="application/octet-stream",
+            headers={
+                "Content-Disposition": f'attachment; filename="raw-{fetch_id}"',
+                "X-Content-Type-Options": "nosniff",
+                "Content-Security-Policy": "sandbox",
+            },
+        )
 
     # -- search ----------------------------------------------------------------------------------
-    @router.get("/search", summary="Hybrid search (semantic + full text), as `feedeater search`")
+    @router.get(
+        "/search",
+        summary="Hybrid search (semantic + full text), as `feedeater search`",
+        responses=rejected(
+            "the query has no words, `feed` does not exist, a date does not exist, or `until` is before `since`"
+        ),
+    )
     async def search_entries(
-        q: str = Query(min_length=1, max_length=1000, description='words, "a phrase", or -excluded'),
+        q: str = Query(
+            min_length=1, max_length=1000, pattern=NO_NUL, description='words, "a phrase", or -excluded'
+        ),
         feed: int | None = Query(default=None, ge=1, le=BIGINT),
-        folder: str | None = Query(default=None, max_length=500),
-        since: str | None = Query(default=None, max_length=40, description="ISO 8601 date or time"),
+        folder: str | None = Query(default=None, max_length=500, pattern=NO_NUL),
+        since: str | None = Query(
+            default=None, max_length=40, pattern=ISO_MOMENT, description="ISO 8601 date or time"
+        ),
         until: str | None = Query(
             default=None,
             max_length=40,
+            pattern=ISO_MOMENT,
             description="ISO 8601 date or time, inclusive; a date means to the end of that day (UTC)",
         ),
         limit: int = Query(default=10, ge=1, le=100),
@@ -250,7 +299,14 @@ async def build(ctx: ModuleContext) -> APIRouter:
             data = await subscribe.export(conn)
         return Response(data, media_type="text/x-opml; charset=utf-8")
 
-    @router.post("/opml", summary="Import an OPML document (idempotent; feeds are polled by the poll job)")
+    @router.post(
+        "/opml",
+        summary="Import an OPML document (idempotent; feeds are polled by the poll job)",
+        responses={
+            **rejected("the body is not an OPML 1.0/2.0 document"),
+            413: {"model": ApiError, "description": "the document is larger than 10 MiB"},
+        },
+    )
     async def import_opml(
         body: bytes = Body(
             default=b"",
