@@ -63,9 +63,12 @@ def config(document: dict[str, Any]) -> str:
 
 async def test_every_operation_keeps_its_openapi_promises(api: Api, seeded: int, tmp_path: Path) -> None:
     document = (await api.client.get("/openapi.json")).json()
-    assert {"/api/v1/feeds/{feed_id}/entries", "/api/v1/search", "/api/v1/contexts/{key}", "/api/v1/opml"} <= set(
-        document["paths"]
-    )
+    assert {
+        "/api/v1/feeds/{feed_id}/entries",
+        "/api/v1/search",
+        "/api/v1/contexts/{key}",
+        "/api/v1/opml",
+    } <= set(document["paths"])
     assert not any(p.startswith(("/v1", "/reader", "/accounts")) for p in document["paths"]), (
         "the reader-app protocols are not part of the REST API's document"
     )
