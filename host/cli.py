@@ -638,7 +638,7 @@ async def _api_login(host: Host, args: argparse.Namespace) -> int:
         rows = await logins.list_logins(conn)
     emit(
         args,
-        [{k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in r.items()} for r in rows],
+        rows,
         lambda d: (
             table(
                 [

@@ -9,7 +9,6 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -114,7 +113,3 @@ async def unread_in_cli(cli: Cli, feed: Feed) -> set[int]:
 async def starred_in_cli(cli: Cli, feed: Feed) -> set[int]:
     return {e["id"] for e in await cli("rss", "entries", str(feed.id), "--starred", "--limit", "1000")}
 
-
-def tmp(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    return path

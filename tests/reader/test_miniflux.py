@@ -180,3 +180,27 @@ async def test_json_bodies_are_read_whatever_their_content_type(
     assert res.status_code == 204, res.text
     bad = await api.client.put("/v1/entries", content="{", auth=httpx.BasicAuth(*login))
     assert bad.status_code == 400 and bad.json()["error_message"]
+
+
+async def test_logins_from_the_cli(api: Api, cli: Cli) -> None:
+    """`feedeater api login set NAME` (password on stdin), list, a new password, remove."""
+    assert (await cli("api", "login", "set", "phone", stdin="first-password\n"))["created"] is True
+    assert "phone" in {r["name"] for r in await cli("api", "login", "list")}
+    phone = miniflux.Client(api.base, username="phone", password="first-password")
+    assert (await call(phone.me))["username"] == "phone"
+    old = await api.client.post("/accounts/ClientLogin", data={"Email": "phone", "Passwd": "first-password"})
+    old_token = dict(line.split("=", 1) for line in old.text.splitlines())["Auth"]
+    assert (await cli("api", "login", "set", "phone", stdin="second-password\n"))["created"] is False
+    with pytest.raises(miniflux.AccessUnauthorized):
+        await call(phone.me)
+    revoked = await api.client.get(
+        "/reader/api/0/token", headers={"Authorization": f"GoogleLogin auth={old_token}"}
+    )
+    assert revoked.status_code == 401  # a new password revokes the app tokens given before
+    assert await cli("api", "login", "remove", "phone")
+    with pytest.raises(miniflux.AccessUnauthorized):
+        await call(miniflux.Client(api.base, username="phone", password="second-password").me)
+    code, err = await cli("api", "login", "set", "two words", stdin="whatever-password\n")
+    assert code == 2 and "not usable" in err
+    code, err = await cli("api", "login", "set", "shorty", stdin="short\n")
+    assert code == 2 and "shorter than 8" in err
