@@ -112,4 +112,3 @@ async def unread_in_cli(cli: Cli, feed: Feed) -> set[int]:
 
 async def starred_in_cli(cli: Cli, feed: Feed) -> set[int]:
     return {e["id"] for e in await cli("rss", "entries", str(feed.id), "--starred", "--limit", "1000")}
-
