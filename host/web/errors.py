@@ -17,7 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match, Route
 
 from host.errors import UserError
-from host.web.models import ApiError
+from host.web.models import NO_NUL, ApiError
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     "4XX": {"model": ApiError, "description": "what went wrong and how to fix it"}
@@ -41,13 +41,23 @@ def respond(status: int, error: str, fix: str | None, headers: dict[str, str] | 
     return JSONResponse(ApiError(error=error, fix=fix).model_dump(), status_code=status, headers=headers)
 
 
+def _readable(error: Any) -> str:
+    """pydantic's message, except a regex quoted at the reader: NUL characters are named, other
+    patterns point at the API description."""
+    if error.get("type") != "string_pattern_mismatch":
+        return str(error.get("msg", "invalid"))
+    if error.get("ctx", {}).get("pattern") == NO_NUL:
+        return "must not contain NUL characters"
+    return "does not have the form the API description gives"
+
+
 def describe_validation(errors: Sequence[Any]) -> str:
     """FastAPI's validation errors as one line: `limit: Input should be ≤ 1000; url: …`."""
     parts = []
     for e in list(errors)[:3]:
         loc = [str(p) for p in e.get("loc", ())] or ["request"]
         where = ".".join(loc[1:]) or loc[0]  # ("query", "limit") → limit; ("body",) → body
-        parts.append(f"{where}: {e.get('msg', 'invalid')}")
+        parts.append(f"{where}: {_readable(e)}")
     more = len(errors) - 3
     return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
 

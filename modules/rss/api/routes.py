@@ -8,6 +8,7 @@ the error shape come from the host (host.web.auth, host.web.errors).
 from __future__ import annotations
 
 import base64
+import re
 import uuid
 from datetime import datetime
 from typing import Annotated, Any
@@ -50,6 +51,12 @@ ISO_MOMENT = rf"^{_YEAR}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01]){_TIME}$"
 CURSOR = r"^[A-Za-z0-9_-]+$"
 
 
+def documented(pattern: str) -> dict[str, Any]:
+    """A pattern the schema states but the handler checks itself, so a miss is its one readable 400
+    ("since='x' is not a date: use ISO 8601 …") rather than a 422 quoting the regex."""
+    return {"json_schema_extra": {"pattern": pattern}}
+
+
 def rejected(why: str) -> dict[int | str, dict[str, Any]]:
     """A documented 400: input the schema admits but this operation cannot take (one JSON error)."""
     return {400: {"model": ApiError, "description": why}}
@@ -65,10 +72,18 @@ async def _feed(conn: asyncpg.Connection, feed_id: int) -> Feed:
     return Feed.model_validate({**rows[0], "state": feed_state(rows[0])})
 
 
+def _moment(name: str, raw: str | None) -> str | None:
+    """A date parameter in the documented form (ISO_MOMENT), or its one readable 400."""
+    if raw is not None and not re.fullmatch(ISO_MOMENT, raw):
+        raise UserError(f"{name}={raw!r} is not a date", "use ISO 8601, e.g. 2025-01-31 or 2025-01-31T08:00Z")
+    return raw
+
+
 def _since(raw: str | None) -> datetime | None:
     from modules.rss.search.query import parse_since
 
-    return parse_since(raw) if raw else None
+    checked = _moment("since", raw)
+    return parse_since(checked) if checked else None
 
 
 def _entry_ref(uid: str) -> int | uuid.UUID:
@@ -174,13 +189,13 @@ async def build(ctx: ModuleContext) -> APIRouter:
     async def feed_entries(
         feed_id: FeedId,
         since: str | None = Query(
-            default=None, max_length=40, pattern=ISO_MOMENT, description="ISO 8601 date or time"
+            default=None, max_length=40, **documented(ISO_MOMENT), description="ISO 8601 date or time"
         ),
         cursor_: str | None = Query(
             default=None,
             alias="cursor",
             max_length=200,
-            pattern=CURSOR,
+            **documented(CURSOR),
             description="next_cursor of the previous page",
         ),
         limit: int = Query(default=50, ge=1, le=1000),
@@ -188,6 +203,8 @@ async def build(ctx: ModuleContext) -> APIRouter:
         starred: bool = Query(default=False, description="only starred entries"),
     ) -> EntryPage:
         try:
+            if cursor_ is not None and not re.fullmatch(CURSOR, cursor_):
+                raise cursor.BadCursor(cursor_)
             before = cursor.decode(cursor_) if cursor_ is not None else None
         except cursor.BadCursor:
             raise HttpError(
@@ -272,16 +289,17 @@ async def build(ctx: ModuleContext) -> APIRouter:
         feed: int | None = Query(default=None, ge=1, le=BIGINT),
         folder: str | None = Query(default=None, max_length=500, pattern=NO_NUL),
         since: str | None = Query(
-            default=None, max_length=40, pattern=ISO_MOMENT, description="ISO 8601 date or time"
+            default=None, max_length=40, **documented(ISO_MOMENT), description="ISO 8601 date or time"
         ),
         until: str | None = Query(
             default=None,
             max_length=40,
-            pattern=ISO_MOMENT,
+            **documented(ISO_MOMENT),
             description="ISO 8601 date or time, inclusive; a date means to the end of that day (UTC)",
         ),
         limit: int = Query(default=10, ge=1, le=100),
     ) -> SearchResults:
+        since, until = _moment("since", since), _moment("until", until)
         fields = {"query": q, "feed": feed, "folder": folder, "since": since, "until": until, "limit": limit}
         query = parse_request({k: v for k, v in fields.items() if v is not None})
         response = await search(pool, ctx.ai, query, coverage_cache=coverage_cache)
