@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.api.conftest import Api
 from tests.feedserver import FeedServer, Route, rss
@@ -60,12 +61,15 @@ async def console_form(api: Api, entry_id: int, **fields: str) -> None:
     assert res.status_code == 303, res.text
 
 
+@pytest.fixture
+def basic(login: tuple[str, str]) -> httpx.BasicAuth:
+    return httpx.BasicAuth(*login)
+
+
 async def test_a_change_through_any_door_shows_through_all(
-    api: Api, feeds: FeedServer, login: tuple[str, str], cli: Cli
+    api: Api, feeds: FeedServer, login: tuple[str, str], basic: httpx.BasicAuth, cli: Cli
 ) -> None:
-    feed = await add_feed(api, feeds, "truth", 2)
-    entry = feed.entries[0]
-    basic = httpx.BasicAuth(*login)
+    entry = (await add_feed(api, feeds, "truth", 2)).entries[0]
     agree(await every_view(api, cli, login, entry), (False, False))
 
     await cli("rss", "mark", str(entry), "--read")  # the CLI
@@ -87,11 +91,10 @@ async def test_a_change_through_any_door_shows_through_all(
 
 
 async def test_a_read_entry_stays_read_when_its_feed_revises_it(
-    api: Api, feeds: FeedServer, login: tuple[str, str], cli: Cli
+    api: Api, feeds: FeedServer, login: tuple[str, str], basic: httpx.BasicAuth, cli: Cli
 ) -> None:
     feed = await add_feed(api, feeds, "revised", 2)
     entry = feed.entries[0]
-    basic = httpx.BasicAuth(*login)
     res = await api.client.post(
         "/reader/api/0/edit-tag", data={"i": str(entry), "a": [READ, STARRED]}, auth=basic
     )

@@ -11,7 +11,7 @@ import base64
 import re
 import uuid
 from datetime import datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import asyncpg
 from fastapi import APIRouter, Body, Path, Query, Response
@@ -37,6 +37,9 @@ from modules.rss.api.models import (
     SearchResults,
 )
 from modules.rss.cli import feed_state, fetch_now
+
+if TYPE_CHECKING:
+    from modules.rss.subscriptions.subscribe import Imported
 
 BIGINT = 2**63 - 1
 FeedId = Annotated[int, Path(ge=1, le=BIGINT, description="feed id (from GET /api/v1/feeds)")]
@@ -106,10 +109,26 @@ async def _entry(conn: asyncpg.Connection, uid: str) -> dict[str, Any]:
         raise not_found(f"entry {uid}", "list entries with GET /api/v1/feeds/{id}/entries") from None
 
 
+async def import_opml_document(ctx: ModuleContext, body: bytes) -> Imported:
+    """An uploaded OPML document (REST and the Miniflux API): size cap, then `rss import`'s vetting; one
+    HttpError (413, 400) for what cannot be imported."""
+    from modules.rss.subscriptions import subscribe
+    from modules.rss.subscriptions.opml import OpmlError
+
+    if len(body) > MAX_OPML_BYTES:
+        raise HttpError(413, "the OPML document is larger than 10 MiB", "split it into several imports")
+    try:
+        async with ctx.pool.acquire() as conn:
+            return await subscribe.import_opml(
+                conn, body, allow_private_networks=bool(ctx.settings["allow_private_networks"])
+            )
+    except OpmlError as exc:
+        raise HttpError(400, f"cannot import this OPML: {exc}", "send an OPML 1.0/2.0 document") from None
+
+
 async def build(ctx: ModuleContext) -> APIRouter:
     from modules.rss.search.query import CoverageCache, parse_request, search
     from modules.rss.subscriptions import subscribe
-    from modules.rss.subscriptions.opml import OpmlError
 
     router = APIRouter()
     pool = ctx.pool
@@ -332,15 +351,6 @@ async def build(ctx: ModuleContext) -> APIRouter:
             openapi_examples={"opml": {"value": "<opml version='2.0'>…</opml>"}},
         ),
     ) -> OpmlImportResult:
-        if len(body) > MAX_OPML_BYTES:
-            raise HttpError(413, "the OPML document is larger than 10 MiB", "split it into several imports")
-        try:
-            async with pool.acquire() as conn:
-                imported = await subscribe.import_opml(
-                    conn, body, allow_private_networks=bool(ctx.settings["allow_private_networks"])
-                )
-        except OpmlError as exc:
-            raise HttpError(400, f"cannot import this OPML: {exc}", "send an OPML 1.0/2.0 document") from None
-        return OpmlImportResult.model_validate(imported.as_dict())
+        return OpmlImportResult.model_validate((await import_opml_document(ctx, body)).as_dict())
 
     return router

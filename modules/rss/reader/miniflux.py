@@ -19,7 +19,7 @@ from host.module import ModuleContext
 from host.web.clientauth import Caller, reader_caller
 from host.web.errors import HttpError, describe_validation
 from modules.rss import store
-from modules.rss.api.routes import MAX_OPML_BYTES
+from modules.rss.api.routes import import_opml_document
 from modules.rss.reader import minifluxwire as wire
 from modules.rss.reader.edge import BadRequest, shaped_errors
 from modules.rss.store import folders, reading
@@ -374,18 +374,7 @@ async def build(ctx: ModuleContext) -> APIRouter:
 
     @router.post("/import", status_code=201)
     async def import_opml(request: Request) -> dict[str, str]:
-        from modules.rss.subscriptions.opml import OpmlError
-
-        body = await request.body()
-        if len(body) > MAX_OPML_BYTES:
-            raise HttpError(413, "the OPML document is larger than 10 MiB", "split it into several imports")
-        try:
-            async with pool.acquire() as conn:
-                imported = await subscribe.import_opml(
-                    conn, body, allow_private_networks=bool(ctx.settings["allow_private_networks"])
-                )
-        except OpmlError as exc:
-            raise BadRequest(f"cannot import this OPML: {exc}") from None
+        imported = await import_opml_document(ctx, await request.body())
         return {"message": f"Feeds imported successfully ({len(imported.added)} new)"}
 
     return router
