@@ -10,6 +10,7 @@ import asyncio
 import time
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -137,6 +138,8 @@ async def test_replay_of_a_mobile_app_sync(
     assert [s["id"] for s in seen] == [long_id(i) for i in reversed(tech.entries)]
     state = {s["id"]: s["categories"] for s in seen}
     assert READ in state[long_id(tech.entries[0])] and STARRED in state[long_id(tech.entries[1])]
+    by_url = await app.get(f"stream/contents/feed/{quote(tech.url, safe='')}", n="100")  # feed/<its URL>
+    assert [s["id"] for s in by_url["items"]] == [long_id(i) for i in tech.entries]
     label = await app.get("stream/contents/user/-/label/Tech", n="100", xt=READ)
     assert long_id(tech.entries[0]) not in {s["id"] for s in label["items"]}
 

@@ -20,6 +20,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 from starlette.datastructures import FormData
 
+from host.errors import UserError
 from host.module import ModuleContext
 from host.web.clientauth import Caller, client_login, reader_caller
 from host.web.errors import HttpError
@@ -90,12 +91,12 @@ async def build(ctx: ModuleContext) -> APIRouter:
 
     async def feed_id_of(conn: asyncpg.Connection, stream: wire.Stream) -> int | None:
         """feed/<id> or feed/<url> → the feed's id, None when there is no such feed."""
-        ref = stream.value
-        rows = await store.list_feeds(conn, feed_id=int(ref)) if ref.isdigit() and int(ref) < 2**63 else []
-        if not rows and not ref.isdigit():
-            found = await conn.fetchval("SELECT id FROM mod_rss.feeds WHERE url = $1", ref)
-            return int(found) if found is not None else None
-        return int(rows[0]["id"]) if rows else None
+        if stream.value.isdigit() and int(stream.value) >= 2**63:
+            return None
+        try:
+            return (await store.get_feed(conn, stream.value)).id
+        except UserError:
+            return None
 
     async def stream_filter(conn: asyncpg.Connection, p: Params, raw: str) -> reading.EntryFilter | None:
         """The stream's entries narrowed by it/xt (state), ot/nt (time); None: nothing can match."""
