@@ -126,7 +126,9 @@ async def test_status_and_bookmark_changes_are_feedeaters_own_state(
     assert [(e["id"], e["starred"]) for e in after["entries"]] == [(oldest, True)]
 
 
-async def test_categories_are_folders(api: Api, feeds: FeedServer, client: miniflux.Client, cli: Cli) -> None:
+async def test_categories_are_folders(
+    api: Api, feeds: FeedServer, client: miniflux.Client, login: tuple[str, str], cli: Cli
+) -> None:
     feed = await add_feed(api, feeds, "folders", 2)
     created = await call(client.create_category, "Reading")
     with pytest.raises(miniflux.BadRequest):
@@ -134,6 +136,9 @@ async def test_categories_are_folders(api: Api, feeds: FeedServer, client: minif
     await call(client.update_feed, feed.id, category_id=created["id"], title="Renamed", crawler=True)
     shown = await cli("rss", "show", str(feed.id))
     assert shown["folder"] == "Reading" and shown["title"] == "Renamed" and shown["full_text"] is True
+    counted = await api.client.get("/v1/categories", params={"counts": "true"}, auth=httpx.BasicAuth(*login))
+    reading = next(c for c in counted.json() if c["id"] == created["id"])
+    assert (reading["feed_count"], reading["total_unread"]) == (1, 2)
     await call(client.mark_category_entries_as_read, created["id"])
     assert await unread_in_cli(cli, feed) == set()
     renamed = await call(client.update_category, created["id"], "Later")

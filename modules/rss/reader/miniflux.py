@@ -138,8 +138,8 @@ async def build(ctx: ModuleContext) -> APIRouter:
         return {"total": total, "entries": await entries_json(conn, rows)}
 
     async def entries_json(conn: asyncpg.Connection, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        ids = await folder_ids(conn)
-        feeds = {r["id"]: wire.feed(r, ids) for r in await store.list_feeds(conn)} if rows else {}
+        """Entries with their feeds inside (only the feeds of this page: one query each)."""
+        feeds = {feed_id: await feed_json(conn, feed_id) for feed_id in {r["feed_id"] for r in rows}}
         return [wire.entry(r, feeds[r["feed_id"]]) for r in rows]
 
     async def one_entry(
@@ -276,7 +276,7 @@ async def build(ctx: ModuleContext) -> APIRouter:
     async def list_categories(request: Request) -> list[dict[str, Any]]:
         counts = wire.parse_bool(request.query_params.get("counts", "")) is True
         async with pool.acquire() as conn:
-            rows = await folders.list_folders(conn)
+            rows = await folders.list_folders(conn, counts=counts)
         return [wire.category(r["id"], r["name"], r if counts else None) for r in rows]
 
     @router.post("/categories", status_code=201)

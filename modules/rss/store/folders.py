@@ -12,14 +12,19 @@ from host.errors import UserError
 NO_FOLDER_ID = 1
 
 
-async def list_folders(conn: asyncpg.Connection) -> list[dict[str, Any]]:
-    """Every folder with its id, feed count and unread count, by name (feeds without a folder: id 1, name "")."""
+async def list_folders(conn: asyncpg.Connection, *, counts: bool = False) -> list[dict[str, Any]]:
+    """Every folder by name with its id (feeds without a folder: id 1, name ""); `counts` adds its
+    feeds and unread entries (a pass over the entries: only where an app asks for them)."""
+    if not counts:
+        rows = await conn.fetch("SELECT id, name FROM mod_rss.folders ORDER BY name")
+        return [{"id": NO_FOLDER_ID, "name": ""}, *(dict(r) for r in rows)]
     rows = await conn.fetch(
         """WITH feeds AS (
-               SELECT coalesce(f.folder, '') AS name, count(*) AS feeds,
-                      sum((SELECT count(*) FROM mod_rss.entries e LEFT JOIN mod_rss.entry_state s
-                           ON s.entry_id = e.id WHERE e.feed_id = f.id AND s.read_at IS NULL)) AS unread
-               FROM mod_rss.feeds f GROUP BY 1)
+               SELECT coalesce(f.folder, '') AS name, count(DISTINCT f.id) AS feeds,
+                      count(e.id) FILTER (WHERE e.id IS NOT NULL AND s.read_at IS NULL) AS unread
+               FROM mod_rss.feeds f LEFT JOIN mod_rss.entries e ON e.feed_id = f.id
+               LEFT JOIN mod_rss.entry_state s ON s.entry_id = e.id
+               GROUP BY 1)
            SELECT $1::int AS id, '' AS name, coalesce(feeds.feeds, 0) AS feeds, coalesce(feeds.unread, 0) AS unread
            FROM (SELECT 1) one LEFT JOIN feeds ON feeds.name = ''
            UNION ALL
