@@ -160,6 +160,15 @@ async def test_replay_of_a_mobile_app_sync(
         "/reader/api/0/tag/list", headers={"Authorization": "GoogleLogin auth=reader/0000"}
     )
     assert forged.status_code == 401
+    # A POST without the header may carry the login token as T (Miniflux accepts that); a wrong one is refused.
+    t_only = await app.client.post(
+        "/reader/api/0/edit-tag", data={"i": str(late), "a": STARRED, "T": app.auth}
+    )
+    assert t_only.status_code == 200 and await starred_in_cli(cli, tech) >= {late}
+    wrong_t = await app.client.post(
+        "/reader/api/0/edit-tag", data={"i": str(late), "r": STARRED, "T": "reader/00"}
+    )
+    assert wrong_t.status_code == 401
     bad = await app.client.get("/reader/api/0/stream/contents/nonsense", headers=app.headers)
     assert bad.status_code == 400 and "unknown stream" in bad.text
 
