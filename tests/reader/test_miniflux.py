@@ -209,3 +209,37 @@ async def test_logins_from_the_cli(api: Api, cli: Cli) -> None:
     assert code == 2 and "not usable" in err
     code, err = await cli("api", "login", "set", "shorty", stdin="short\n")
     assert code == 2 and "shorter than 8" in err
+
+
+async def test_hostile_input_never_makes_a_5xx(api: Api, login: tuple[str, str]) -> None:
+    """Out-of-range numbers, NULs, garbage ids and timestamps through both protocols: a refusal, or
+    (a feed id that does not exist as a stream) an empty answer, never a server error."""
+    auth = httpx.BasicAuth(*login)
+    huge = str(10**30)
+    requests = [
+        ("GET", "/v1/entries", {"after": huge}),
+        ("GET", "/v1/entries", {"feed_id": huge}),
+        ("GET", "/v1/entries", {"category_id": "99999999999"}),
+        ("GET", "/v1/entries", {"before_entry_id": huge}),
+        ("GET", "/v1/entries", {"search": "a\x00b"}),
+        ("GET", "/v1/categories/99999999999/entries", {}),
+        ("GET", "/v1/feeds/9223372036854775807", {}),
+        ("GET", "/reader/api/0/stream/contents/feed/99999999999999999999999", {}),
+        ("GET", "/reader/api/0/stream/items/ids", {"s": "user/-/state/com.google/reading-list", "ot": huge}),
+        ("GET", "/reader/api/0/stream/items/ids", {"s": "user/-/label/a\x00b"}),
+        ("GET", "/reader/api/0/stream/contents/user/-/state/com.google/reading-list", {"c": "!!", "n": "x"}),
+        (
+            "POST",
+            "/reader/api/0/edit-tag",
+            {"i": "tag:google.com,2005:reader/item/zz", "a": "user/-/state/com.google/read"},
+        ),
+        ("POST", "/reader/api/0/mark-all-as-read", {"s": "feed/1", "ts": huge}),
+        ("POST", "/reader/api/0/subscription/edit", {"ac": "edit", "s": "feed/1", "a": "user/-/label/\x00"}),
+    ]
+    for method, path, params in requests:
+        if method == "GET":
+            res = await api.client.get(path, params=params, auth=auth)
+        else:
+            res = await api.client.post(path, data=params, auth=auth)
+        assert res.status_code < 500, (method, path, params, res.status_code, res.text)
+        assert res.status_code >= 400 or path.endswith("9" * 23), (method, path, params, res.text)

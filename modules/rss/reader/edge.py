@@ -42,3 +42,10 @@ def shaped_errors(render: Render) -> type[APIRoute]:
 class BadRequest(HttpError):
     def __init__(self, error: str, fix: str | None = None) -> None:
         super().__init__(400, error, fix)
+
+
+def no_nul(value: str, name: str) -> str:
+    """PostgreSQL text cannot hold NUL: one 400 instead of a 500 from the database."""
+    if "\x00" in value:
+        raise BadRequest(f"{name} contains a NUL character")
+    return value

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from datetime import datetime
 from typing import Annotated, Any
 
 import asyncpg
@@ -27,7 +28,7 @@ from host.web.errors import HttpError
 from modules.rss import store
 from modules.rss.api import cursor
 from modules.rss.reader import greaderwire as wire
-from modules.rss.reader.edge import BadRequest, shaped_errors
+from modules.rss.reader.edge import BadRequest, no_nul, shaped_errors
 from modules.rss.store import folders, reading
 
 MAX_ITEMS = 1000  # stream/contents
@@ -51,11 +52,19 @@ class Params:
 
     def all(self, key: str) -> list[str]:
         values = [v for v in (self.form.getlist(key) if self.form else []) if isinstance(v, str)]
-        return values + self.query.getlist(key)
+        return [no_nul(v, key) for v in values + self.query.getlist(key)]
 
     def get(self, key: str, default: str = "") -> str:
         values = self.all(key)
         return values[0] if values else default
+
+    def moment(self, key: str) -> datetime | None:
+        """A timestamp field (in whatever unit the app sends) as a time; None when absent or 0."""
+        stamp = self.number(key, 0)
+        try:
+            return wire.moment(stamp) if stamp > 0 else None
+        except (OverflowError, OSError, ValueError):
+            raise BadRequest(f"{key}={stamp} is not a time") from None
 
     def number(self, key: str, default: int) -> int:
         raw = self.get(key)
@@ -71,6 +80,7 @@ async def params(request: Request) -> Params:
 
 
 def _stream(raw: str) -> wire.Stream:
+    no_nul(raw, "the stream id")
     try:
         return wire.parse_stream(raw)
     except wire.BadStream:
@@ -110,13 +120,12 @@ async def build(ctx: ModuleContext) -> APIRouter:
         for mine, theirs in ((where.read, asked.read), (where.starred, asked.starred)):
             if None not in (mine, theirs) and mine != theirs:
                 return None  # e.g. the read stream without read entries
-        since, until = p.number("ot", 0), p.number("nt", 0)
         return dataclasses.replace(
             where,
             read=where.read if asked.read is None else asked.read,
             starred=where.starred if asked.starred is None else asked.starred,
-            since=wire.moment(since) if since > 0 else None,
-            until=wire.moment(until) if until > 0 else None,
+            since=p.moment("ot"),
+            until=p.moment("nt"),
         )
 
     def position(p: Params) -> Any:
@@ -348,11 +357,10 @@ async def build(ctx: ModuleContext) -> APIRouter:
     @api.post("/api/0/mark-all-as-read")
     async def mark_all_as_read(request: Request) -> Response:
         p = await params(request)
-        stamp = p.number("ts", 0)
+        bound = p.moment("ts")
         async with pool.acquire() as conn, conn.transaction():
             where = await stream_filter(conn, p, p.get("s"))
             if where is not None:
-                bound = wire.moment(stamp) if stamp > 0 else None
                 await reading.mark_matching(conn, dataclasses.replace(where, seen_until=bound), read=True)
         return ok()
 

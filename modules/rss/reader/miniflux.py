@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from host.module import ModuleContext
 from host.web.clientauth import Caller, reader_caller
 from host.web.errors import HttpError, describe_validation
+from host.web.models import NO_NUL
 from modules.rss import store
 from modules.rss.api.routes import import_opml_document
 from modules.rss.reader import minifluxwire as wire
@@ -40,21 +41,21 @@ class _Body(BaseModel):
 
 
 class FeedCreate(_Body):
-    feed_url: str = Field(min_length=1, max_length=2000)
+    feed_url: str = Field(min_length=1, max_length=2000, pattern=NO_NUL)
     category_id: int | None = Field(default=None, ge=1, le=BIGINT)
     crawler: bool = False
     disabled: bool = False
 
 
 class FeedModify(_Body):
-    title: str | None = Field(default=None, max_length=1000)
+    title: str | None = Field(default=None, max_length=1000, pattern=NO_NUL)
     category_id: int | None = Field(default=None, ge=1, le=BIGINT)
     crawler: bool | None = None
     disabled: bool | None = None
 
 
 class CategoryBody(_Body):
-    title: str = Field(min_length=1, max_length=500)
+    title: str = Field(min_length=1, max_length=500, pattern=NO_NUL)
 
 
 class StatusChange(_Body):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from modules.rss.reader.edge import BadRequest
+from modules.rss.reader.edge import BadRequest, no_nul
 from modules.rss.store.folders import NO_FOLDER_ID
 from modules.rss.store.reading import EntryFilter, Sort
 
@@ -156,14 +156,20 @@ def int_param(params: Mapping[str, Sequence[str]], key: str, default: int | None
     if not values or values[-1] == "":
         return default
     try:
-        return int(values[-1])
+        value = int(values[-1])
     except ValueError:
         raise BadRequest(f"{key} must be an integer, not {values[-1][:40]!r}") from None
+    if abs(value) >= 2**63:  # PostgreSQL's bigint
+        raise BadRequest(f"{key}={value} is out of range")
+    return value
 
 
 def _time(params: Mapping[str, Sequence[str]], key: str) -> datetime | None:
     stamp = int_param(params, key)
-    return datetime.fromtimestamp(stamp, UTC) if stamp is not None and stamp > 0 else None
+    try:
+        return datetime.fromtimestamp(stamp, UTC) if stamp is not None and stamp > 0 else None
+    except (OverflowError, OSError, ValueError):
+        raise BadRequest(f"{key}={stamp} is not a Unix time") from None
 
 
 def parse_bool(raw: str) -> bool | None:
@@ -196,7 +202,7 @@ def entry_query(
     if limit < 0 or offset < 0:
         raise BadRequest("offset and limit must not be negative")
     starred_raw = (params.get("starred") or [""])[-1]
-    search = (params.get("search") or [""])[-1].strip() or None
+    search = no_nul((params.get("search") or [""])[-1], "search").strip() or None
     where = EntryFilter(
         feed_id=feed_id if feed_id is not None else int_param(params, "feed_id"),
         folder=folder,

@@ -40,6 +40,8 @@ async def folder_name(conn: asyncpg.Connection, folder_id: int) -> str | None:
     """The folder behind an id ("" for id 1, the feeds without a folder), or None when there is none."""
     if folder_id == NO_FOLDER_ID:
         return ""
+    if not 0 < folder_id < 2**31:  # the column is an integer: no such id
+        return None
     name: str | None = await conn.fetchval("SELECT name FROM mod_rss.folders WHERE id = $1", folder_id)
     return name
 
