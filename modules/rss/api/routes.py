@@ -42,6 +42,16 @@ if TYPE_CHECKING:
     from modules.rss.subscriptions.subscribe import Imported
 
 BIGINT = 2**63 - 1
+
+
+def inert_download(fetch_id: int) -> dict[str, str]:
+    return {
+        "Content-Disposition": f'attachment; filename="fetch-{fetch_id}.bin"',
+        "X-Content-Type-Options": "nosniff",
+        "Content-Security-Policy": "sandbox; default-src 'none'",
+    }
+
+
 FeedId = Annotated[int, Path(ge=1, le=BIGINT, description="feed id (from GET /api/v1/feeds)")]
 FETCH_ID_HINT = "raw fetch ids come from the poll log and `feedeater rss show`"
 LIST_HINT = "list feeds with GET /api/v1/feeds"
@@ -64,8 +74,6 @@ def rejected(why: str) -> dict[int | str, dict[str, Any]]:
     """A documented 400: input the schema admits but this operation cannot take (one JSON error)."""
     return {400: {"model": ApiError, "description": why}}
 
-
-MAX_OPML_BYTES = 10 * 1024 * 1024
 
 
 async def _feed(conn: asyncpg.Connection, feed_id: int) -> Feed:
@@ -110,13 +118,11 @@ async def _entry(conn: asyncpg.Connection, uid: str) -> dict[str, Any]:
 
 
 async def import_opml_document(ctx: ModuleContext, body: bytes) -> Imported:
-    """An uploaded OPML document (REST and the Miniflux API): size cap, then `rss import`'s vetting; one
-    HttpError (413, 400) for what cannot be imported."""
+    """An uploaded OPML document (REST and the Miniflux API; the gate caps its size, the routers'
+    max_body_bytes): `rss import`'s vetting, one HttpError (400) for what cannot be imported."""
     from modules.rss.subscriptions import subscribe
     from modules.rss.subscriptions.opml import OpmlError
 
-    if len(body) > MAX_OPML_BYTES:
-        raise HttpError(413, "the OPML document is larger than 10 MiB", "split it into several imports")
     try:
         async with ctx.pool.acquire() as conn:
             return await subscribe.import_opml(
@@ -276,22 +282,15 @@ async def build(ctx: ModuleContext) -> APIRouter:
 
     @router.get(
         "/raw/{fetch_id}/body",
-        summary="A stored raw response's body, byte for byte, as a download (its Content-Type is in GET /raw/{id})",
+        summary="A stored raw response's body, byte for byte, as a download (its headers: GET /raw/{id})",
         response_class=Response,
         responses={200: {"content": {"application/octet-stream": {}}}},
     )
     async def get_raw_body(fetch_id: int = Path(ge=1, le=BIGINT)) -> Response:
+        # A feed server chose these bytes: served with its Content-Type they would run as a page of this
+        # origin (the console's). Always an inert download: no type to sniff, no scripts, no framing.
         row = await _raw(fetch_id)
-        # A feed server chose these bytes: never let a browser render them on the console's origin.
-        return Response(
-            row["body"],
-            media_type="application/octet-stream",
-            headers={
-                "Content-Disposition": f'attachment; filename="raw-{fetch_id}"',
-                "X-Content-Type-Options": "nosniff",
-                "Content-Security-Policy": "sandbox",
-            },
-        )
+        return Response(row["body"], media_type="application/octet-stream", headers=inert_download(fetch_id))
 
     # -- search ----------------------------------------------------------------------------------
     @router.get(
