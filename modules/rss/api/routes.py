@@ -75,7 +75,6 @@ def rejected(why: str) -> dict[int | str, dict[str, Any]]:
     return {400: {"model": ApiError, "description": why}}
 
 
-
 async def _feed(conn: asyncpg.Connection, feed_id: int) -> Feed:
     rows = await store.list_feeds(conn, feed_id=feed_id)
     if not rows:
