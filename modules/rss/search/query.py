@@ -18,7 +18,6 @@ keeps distant vector neighbours and weak partial matches out of the answers (`we
 from __future__ import annotations
 
 import asyncio
-import math
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,7 +46,6 @@ COVERAGE_FULL = 0.95  # from here on the vector side counts fully in the fusion
 RARE_POOL = 2000  # a word in this many entries is too common to gather candidates by (bounds the work)
 RARE_MAX_SHARE = 0.15  # nor is a word in more than this share of all entries informative
 RARE_MIN_WORDS = 2  # an entry must share this many informative words with the query
-TITLE_BOOST = 1.5  # a shared word in the title counts this many times
 RARE_FLOOR = 1.7  # summed rarity of shared words that makes an answer (calibrated: docs/search.md)
 # The cosine similarity a match found by vectors alone needs, per model: every model has its own scale
 # (e5's similarities crowd into 0.75–0.95), so a floor is calibrated per model (docs/search.md); a model
@@ -301,17 +299,6 @@ def unknown_folder(wanted: str, folders: Sequence[str]) -> UserError:
     return UserError(f"no such folder {wanted!r}", where + "feeds and their folders: `feedeater rss list`")
 
 
-def informative_words(df: Mapping[str, int], total: int) -> dict[str, float]:
-    """word → rarity for the query words worth ranking by: in fewer than RARE_POOL entries and in at most
-    RARE_MAX_SHARE of them (at least 2 in a small collection; a word found nowhere is left out too).
-
-    Rarity is idf in units of the largest possible one, ln(total / df) / ln(total): 1 for a word in one
-    entry, 0.5 for a word in √total entries, so RARE_FLOOR means the same in a small and a large store."""
-    limit = min(RARE_POOL - 1, max(2.0, RARE_MAX_SHARE * total))
-    scale = math.log(max(total, 2))
-    return {w: math.log(max(total, 2) / n) / scale for w, n in df.items() if 0 < n <= limit}
-
-
 def candidates_per_side(limit: int) -> int:
     """How deep each side ranks: fusion needs more than the final page to reorder it well."""
     return min(300, max(50, 3 * limit))
@@ -369,40 +356,43 @@ async def _vector_side(
 
 async def _rare_word_side(conn: asyncpg.Connection, query: SearchQuery, k: int) -> list[tuple[int, float]]:
     """Entries sharing at least RARE_MIN_WORDS of the query's informative words, ranked by the summed rarity
-    (normalized idf, `informative_words`) of the words they share, a title word counting TITLE_BOOST times.
+    of the words they share. A word is informative in fewer than RARE_POOL entries and in at most
+    RARE_MAX_SHARE of them (at least 2 in a small store). Rarity is idf in units of the largest possible
+    one, ln(total / df) / ln(total): 1 for a word in one entry, 0.5 for a word in √total entries, so
+    RARE_FLOOR means the same in a small and a large store.
 
     People describe an article in their own words, so a natural-language query rarely has every word in
     one entry (the all-words side finds nothing for 8 of 10 paraphrases), while the vectors see only an
     entry's first passage. The names and rare words a reader remembers are in the full text, wherever
-    they are. Words in more than RARE_MAX_SHARE of the entries say little and are left out, and so are
-    words in RARE_POOL entries or more (which bounds the work at any size)."""
-    rows = await conn.fetch(
-        """SELECT w.word, (SELECT count(*) FROM (
-                    SELECT 1 FROM mod_rss.entries e WHERE e.search_tsv @@ quote_literal(w.word)::tsquery
-                    LIMIT $2) c) AS df
-           FROM (SELECT DISTINCT word FROM unnest(tsvector_to_array(to_tsvector('simple', $1))) AS t(word)
-                 WHERE length(word) > 1 AND length(to_tsvector('english', word)) > 0) w""",
-        query.text,
-        RARE_POOL,
-    )
+    they are. One statement: each word's entries (at most RARE_POOL: a word that common is left out, which
+    bounds the work at any size), their counts, the rarities, the sums; filters apply to the candidates."""
     total = await conn.fetchval(
         "SELECT greatest(reltuples::bigint, 0) FROM pg_class WHERE oid = 'mod_rss.entries'::regclass"
     ) or await conn.fetchval("SELECT count(*) FROM mod_rss.entries")
-    words = informative_words({r["word"]: r["df"] for r in rows}, total)
-    if len(words) < RARE_MIN_WORDS:
+    if total < 2:
         return []
-    args: list[Any] = [list(words), list(words.values()), TITLE_BOOST, RARE_MIN_WORDS, k]
+    args: list[Any] = [
+        query.text,
+        RARE_POOL,
+        float(total),
+        max(2.0, RARE_MAX_SHARE * total),
+        RARE_MIN_WORDS,
+        k,
+    ]
     where = _filters(query, args)
     rows = await conn.fetch(
-        f"""WITH w AS (SELECT * FROM unnest($1::text[], $2::float8[]) AS w(word, idf)),
-                 pool AS (SELECT DISTINCT p.id FROM w, LATERAL (
-                     SELECT e.id FROM mod_rss.entries e JOIN mod_rss.feeds f ON f.id = e.feed_id
-                     WHERE e.search_tsv @@ quote_literal(w.word)::tsquery{where}) p)
-            SELECT e.id, sum(w.idf * CASE WHEN e.search_tsv @@ (quote_literal(w.word) || ':A')::tsquery
-                                          THEN $3 ELSE 1 END) AS score
-            FROM pool JOIN mod_rss.entries e ON e.id = pool.id
-            JOIN w ON e.search_tsv @@ quote_literal(w.word)::tsquery
-            GROUP BY e.id HAVING count(*) >= $4 ORDER BY score DESC, e.id DESC LIMIT $5""",
+        f"""WITH w AS (SELECT DISTINCT word FROM unnest(tsvector_to_array(to_tsvector('simple', $1))) AS t(word)
+                       WHERE length(word) > 1 AND length(to_tsvector('english', word)) > 0),
+                 pairs AS (SELECT w.word, p.id FROM w, LATERAL (
+                               SELECT e.id FROM mod_rss.entries e
+                               WHERE e.search_tsv @@ quote_literal(w.word)::tsquery LIMIT $2) p),
+                 rare AS (SELECT word, ln($3 / count(*)) / ln($3) AS rarity FROM pairs GROUP BY word
+                          HAVING count(*) < $2 AND count(*) <= $4),
+                 shared AS (SELECT pairs.id, sum(rare.rarity) AS score FROM pairs JOIN rare USING (word)
+                            GROUP BY pairs.id HAVING count(*) >= $5)
+            SELECT s.id, s.score FROM shared s
+            JOIN mod_rss.entries e ON e.id = s.id JOIN mod_rss.feeds f ON f.id = e.feed_id
+            WHERE true{where} ORDER BY s.score DESC, s.id DESC LIMIT $6""",
         *args,
     )
     return [(r["id"], float(r["score"])) for r in rows]
