@@ -148,8 +148,10 @@ class CachedEmbedder:
         return [self.cache.vectors[k] for k in keys]
 
 
-async def store_feed(conn: Any, path: str, entries: list[Entry], folder: str, prefix: str) -> dict[str, int]:
-    """Ingest one feed's entries into `folder`; guid → entry id."""
+async def store_feed(
+    conn: Any, path: str, entries: list[Entry], folder: str | None, prefix: str
+) -> dict[str, int]:
+    """Ingest one feed's entries (into `folder`); guid → entry id."""
     async with conn.transaction():
         feed, _ = await store.add_feed(
             conn, url=f"https://{prefix}.example.com/{path}", title=path, folder=folder
