@@ -354,7 +354,27 @@ async def _vector_side(
     return sorted(hits, key=lambda h: -h[1])  # relaxed_order may return neighbours slightly out of order
 
 
-async def _rare_word_side(conn: asyncpg.Connection, query: SearchQuery, k: int) -> list[tuple[int, float]]:
+async def _common_words(conn: asyncpg.Connection, pool: asyncpg.Pool) -> dict[str, float]:
+    """The entries' most common words and the share of entries each is in, from PostgreSQL's statistics of
+    `search_tsv` (ANALYZE, which autovacuum repeats), cached per pool for WORD_STATS_TTL_S. Empty before
+    the first ANALYZE (a small store, where every word is cheap)."""
+    hit = _WORD_STATS.get(id(pool))
+    if hit is not None and hit[0] is pool and monotonic() - hit[1] < WORD_STATS_TTL_S:
+        return hit[2]
+    row = await conn.fetchrow(
+        """SELECT most_common_elems::text::text[] AS words, most_common_elem_freqs AS shares FROM pg_stats
+           WHERE schemaname = 'mod_rss' AND tablename = 'entries' AND attname = 'search_tsv'"""
+    )
+    common = dict(zip(row["words"], row["shares"], strict=False)) if row and row["words"] else {}
+    if len(_WORD_STATS) >= 8:  # a pool per host: a handful; tests make many
+        _WORD_STATS.clear()
+    _WORD_STATS[id(pool)] = (pool, monotonic(), common)
+    return common
+
+
+async def _rare_word_side(
+    conn: asyncpg.Connection, query: SearchQuery, k: int, common: Mapping[str, float]
+) -> list[tuple[int, float]]:
     """Entries sharing at least RARE_MIN_WORDS of the query's informative words, ranked by the summed rarity
     of the words they share. A word is informative in fewer than RARE_POOL entries and in at most
     RARE_MAX_SHARE of them (at least 2 in a small store). Rarity is idf in units of the largest possible
@@ -364,26 +384,28 @@ async def _rare_word_side(conn: asyncpg.Connection, query: SearchQuery, k: int) 
     People describe an article in their own words, so a natural-language query rarely has every word in
     one entry (the all-words side finds nothing for 8 of 10 paraphrases), while the vectors see only an
     entry's first passage. The names and rare words a reader remembers are in the full text, wherever
-    they are. One statement: each word's entries (at most RARE_POOL: a word that common is left out, which
-    bounds the work at any size), their counts, the rarities, the sums; filters apply to the candidates."""
-    total = await conn.fetchval(
-        "SELECT greatest(reltuples::bigint, 0) FROM pg_class WHERE oid = 'mod_rss.entries'::regclass"
-    ) or await conn.fetchval("SELECT count(*) FROM mod_rss.entries")
-    if total < 2:
-        return []
-    args: list[Any] = [
+    they are. Words the statistics (`common`) know to be too common are never looked up: gathering a
+    common word's entries was most of a search's time at 100,000 entries. One statement then gathers
+    each word's entries (at most RARE_POOL), counts them, and sums the rarities; filters apply to the
+    candidates."""
+    row = await conn.fetchrow(
+        """SELECT coalesce(nullif(greatest(c.reltuples::bigint, 0), 0),
+                           (SELECT count(*) FROM mod_rss.entries)) AS total,
+                  ARRAY(SELECT DISTINCT word FROM unnest(tsvector_to_array(to_tsvector('simple', $1))) AS t(word)
+                        WHERE length(word) > 1 AND length(to_tsvector('english', word)) > 0) AS words
+           FROM pg_class c WHERE c.oid = 'mod_rss.entries'::regclass""",
         query.text,
-        RARE_POOL,
-        float(total),
-        max(2.0, RARE_MAX_SHARE * total),
-        RARE_MIN_WORDS,
-        k,
-    ]
+    )
+    assert row is not None
+    total: int = row["total"]
+    share = max(2.0, RARE_MAX_SHARE * total)
+    words = [w for w in row["words"] if common.get(w, 0.0) * total < min(RARE_POOL, share + 1)]
+    if total < 2 or len(words) < RARE_MIN_WORDS:
+        return []
+    args: list[Any] = [words, RARE_POOL, float(total), share, RARE_MIN_WORDS, k]
     where = _filters(query, args)
     rows = await conn.fetch(
-        f"""WITH w AS (SELECT DISTINCT word FROM unnest(tsvector_to_array(to_tsvector('simple', $1))) AS t(word)
-                       WHERE length(word) > 1 AND length(to_tsvector('english', word)) > 0),
-                 pairs AS (SELECT w.word, p.id FROM w, LATERAL (
+        f"""WITH pairs AS (SELECT w.word, p.id FROM unnest($1::text[]) AS w(word), LATERAL (
                                SELECT e.id FROM mod_rss.entries e
                                WHERE e.search_tsv @@ quote_literal(w.word)::tsquery LIMIT $2) p),
                  rare AS (SELECT word, ln($3 / count(*)) / ln($3) AS rarity FROM pairs GROUP BY word
@@ -447,6 +469,8 @@ async def _text_side(
 
 
 COVERAGE_TTL_S = 10.0
+WORD_STATS_TTL_S = 300.0  # the common words move slowly; reading pg_stats per search costs a round trip
+_WORD_STATS: dict[int, tuple[asyncpg.Pool, float, dict[str, float]]] = {}  # id(pool) → its stats
 
 
 class CoverageCache:
@@ -596,7 +620,11 @@ async def search(
             if not vector_hits and coverage is not None and coverage.total:
                 reason = f"no entries embedded with {model} match yet (embedding backlog, or reembed pending)"
         text_hits, tsq, partial = await _text_side(conn, query, k, relax=not vector_hits)
-        rare_hits = await _rare_word_side(conn, query, k) if relaxable(query.text) else []
+        rare_hits = (
+            await _rare_word_side(conn, query, k, await _common_words(conn, pool))
+            if relaxable(query.text)
+            else []
+        )
         first = await _title_matches(conn, query)
         fused = fuse(
             vector_hits,
