@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -282,6 +283,18 @@ async def test_a_query_does_not_wait_behind_a_batch_of_passages() -> None:
     with embedder._locks[False]:  # a batch of passages in progress
         (vector,) = await asyncio.wait_for(embedder.embed(["solar power"], query=True), 120)
     assert len(vector) == ai_mod.LOCAL_DIMENSIONS
+
+
+async def test_the_local_engine_waits_passively_unless_told_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """OpenMP threads that spin made a query cost ~150 ms CPU on a busy machine (~20 ms passive)."""
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    await ai_mod.LocalEmbedder().embed(["solar power"], query=True)
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")  # the user's choice stands
+    await ai_mod.LocalEmbedder().embed(["solar power"], query=True)
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
 
 
 def test_build_ai_passes_the_token_cut_to_the_local_embedder() -> None:

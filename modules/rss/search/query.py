@@ -43,7 +43,7 @@ TERM_POOL = 200  # entries per word ranked when relaxing to "any word": rare wor
 HEADLINE = 'MaxWords=35, MinWords=15, MaxFragments=2, FragmentDelimiter=" … ", StartSel=«, StopSel=»'
 COVERAGE_MIN = 0.5  # less of the searched set embedded than this: vectors are left out (mostly noise)
 COVERAGE_FULL = 0.95  # from here on the vector side counts fully in the fusion
-RARE_POOL = 2000  # a word in this many entries is too common to gather candidates by (bounds the work)
+RARE_POOL = 500  # a word in this many entries is too common to gather candidates by (bounds the work)
 RARE_MAX_SHARE = 0.15  # nor is a word in more than this share of all entries informative
 RARE_MIN_WORDS = 2  # an entry must share this many informative words with the query
 RARE_FLOOR = 1.7  # summed rarity of shared words that makes an answer (calibrated: docs/search.md)
