@@ -1,7 +1,11 @@
-"""Console pages of the digest module: recent digests and one digest, read through the module's own
-store (the rss side never reads mod_digest)."""
+"""Console pages of the digest module: recent digests, one digest (its items link to their story
+clusters), a story cluster, an article's dedup decision; read through the module's own store (the rss
+side never reads mod_digest)."""
 
 from __future__ import annotations
+
+import json
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
@@ -9,14 +13,25 @@ from fastapi.responses import HTMLResponse
 from host.console.render import add_templates, page
 from host.errors import UserError
 from host.module import ModuleContext
-from modules.digest.store import digests
+from modules.digest.store import digests, inspect
 
 RECENT = 50
+SECTIONS = (("top", "Top stories"), ("noteworthy", "Noteworthy"), ("also", "Also mentioned"))
+
+
+def sections(structured: Any) -> list[tuple[str, list[dict[str, Any]]]]:
+    """A stored digest's items by section (for the page's links to each item's story cluster)."""
+    data = json.loads(structured) if isinstance(structured, str) else structured
+    items = data.get("items", []) if isinstance(data, dict) else []
+    return [(title, [i for i in items if i.get("section") == key]) for key, title in SECTIONS]
 
 
 async def build(ctx: ModuleContext) -> APIRouter:
     add_templates("modules.digest.console")
     router = APIRouter()
+
+    def missing(request: Request, what: str, exc: UserError) -> HTMLResponse:
+        return page(request, "error.html", 404, title=f"No such {what}", message=str(exc))
 
     @router.get("/digests")
     async def recent(request: Request, type: str | None = None) -> HTMLResponse:
@@ -30,7 +45,31 @@ async def build(ctx: ModuleContext) -> APIRouter:
             try:
                 d = await digests.get(conn, ref)
             except UserError as exc:
-                return page(request, "error.html", 404, title="No such digest", message=str(exc))
-        return page(request, "digest/digest.html", title=f"{d['type']} digest", d=d)
+                return missing(request, "digest", exc)
+        return page(
+            request,
+            "digest/digest.html",
+            title=f"{d['type']} digest",
+            d=d,
+            sections=sections(d["structured"]),
+        )
+
+    @router.get("/clusters/{cluster_id}")
+    async def cluster(request: Request, cluster_id: int) -> HTMLResponse:
+        async with ctx.pool.acquire() as conn:
+            try:
+                c = await inspect.cluster(conn, cluster_id)
+            except UserError as exc:
+                return missing(request, "story cluster", exc)
+        return page(request, "digest/cluster.html", title=f"Story cluster {c['cluster_id']}", c=c)
+
+    @router.get("/articles/{ref}")
+    async def article(request: Request, ref: str) -> HTMLResponse:
+        async with ctx.pool.acquire() as conn:
+            try:
+                a = await inspect.article(conn, await inspect.resolve(conn, ref))
+            except UserError as exc:
+                return missing(request, "article", exc)
+        return page(request, "digest/article.html", title=f"Article {a['id']}", a=a)
 
     return router
