@@ -218,11 +218,16 @@ async def test_llm_summaries_replace_extractive_ones_only_when_valid() -> None:
     top = d.section("top")
     assert len(top) >= 2, [(i.title, i.score) for i in d.items]
     extractive = [i.summary for i in top]
-    good = json.dumps({"summary": " ".join(["word"] * 60)})
+    labels_before = [i.label for i in top]
+    good = json.dumps({"summary": " ".join(["word"] * 60), "label": "Springfield's rail vote."})
     model = ScriptedSummarizer(
-        good, json.dumps({"summary": "too short"}), ProviderError("down", transient=True)
+        good,
+        json.dumps({"summary": "too short", "label": "one"}),
+        ProviderError("down", transient=True),
     )
     assert await summaries.improve(d, {}, model) == 1
-    assert top[0].summary == " ".join(["word"] * 60)
+    assert top[0].summary == " ".join(["word"] * 60) and top[0].label == "Springfield's rail vote"
     assert top[1].summary == extractive[1]  # outside 30–90 words: the extractive summary stays
+    assert top[1].label == labels_before[1]  # a one-word label is no label: the headline stays
     assert summaries.parse("not json") is None
+    assert summaries.parse_label(json.dumps({"label": "x " * 40})) is None
