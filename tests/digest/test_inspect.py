@@ -95,3 +95,38 @@ async def test_article_cluster_and_explain_show_the_decisions(host: Host, tmp_pa
     assert "✓ entities" in explained.stdout and "✗ fingerprint" in explained.stdout
     missing = feedeater(env, "digest", "article", "not-an-id")
     assert missing.returncode == 2 and "'not-an-id' is not an article id or a message id" in missing.stderr
+
+
+async def test_console_reaches_a_story_cluster_from_a_digest_item(host: Host) -> None:
+    import re
+
+    import httpx
+    from fastapi import FastAPI
+
+    from host.console import app as console_app
+    from modules.digest.deliver import job
+    from modules.digest.settings import TYPES
+
+    ids = await stored(host)
+    ctx = await host.context("digest")
+    built = await job.build(ctx, TYPES["morning"])
+    rail = next(i for i in built.digest.items if i.event_id == ids["original"])
+    assert rail.stories == 2 and rail.cluster_id in (ids["original"], ids["coverage"])  # one item per event
+    other = ids["coverage"] if rail.cluster_id == ids["original"] else ids["original"]
+    app = FastAPI()
+    await console_app.mount(app, host, [(ctx, r) for r in host.specs["digest"].manifest.routes if r.pages])
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://console.test"
+    ) as client:
+        digest = await client.get(f"/digest/digests/{built.digest_id}")
+        assert digest.status_code == 200, digest.text
+        links = re.findall(r'class="why" href="(/digest/clusters/\d+)"', digest.text)
+        assert f"/digest/clusters/{rail.cluster_id}" in links
+        cluster = await client.get(f"/digest/clusters/{rail.cluster_id}")
+        assert cluster.status_code == 200, cluster.text
+        assert "Same event, other stories" in cluster.text and f"/digest/clusters/{other}" in cluster.text
+        story = await client.get(f"/digest/clusters/{ids['original']}")
+        assert "exact_duplicate" in story.text and f"/digest/articles/{ids['copy']}" in story.text
+        decision = await client.get(f"/digest/articles/{ids['copy']}")
+        assert "Checks against the match" in decision.text and "guid-2" in decision.text
+        assert (await client.get("/digest/clusters/987654321")).status_code == 404
