@@ -27,6 +27,7 @@ _RUN = re.compile(rf"{_WORD}(?:[ \t]+(?:(?:of|de|del|van|von|der|la|le|da|al|&)[
 _LOWER = re.compile(r"[a-zà-öø-ÿ](?<![\w'’-].)[\w'’-]*")
 _POSSESSIVE = re.compile(r"'s$")
 _SAID = re.compile(r"[ ,]+(?:said|says|told|wrote|argued|added)\b")
+_PLACE_BEFORE = re.compile(r"\b(?:in|near|across|outside|around|throughout)\s+(?:the\s+)?$")
 _SENTENCE_END = '.!?:;"“”('
 _COMMON = STOP_WORDS | {
     "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
@@ -80,11 +81,12 @@ def extract(text: str, limit: int = 40) -> list[str]:
 def extract_typed(text: str, limit: int = 40) -> list[tuple[str, str]]:
     """(name, kind) in order of first appearance; kind is per (person), org, loc or misc (see `kind`)."""
     lower_seen = set(_LOWER.findall(text))
-    runs: list[tuple[list[str], bool, bool, bool]] = []  # words, sentence start, person cue, "said" after
+    runs: list[tuple[list[str], bool, bool, bool, bool]] = []  # words, sentence start, person, said, place
     for m in _RUN.finditer(text):
         words = m.group().split()
         starts = _sentence_start(text, m.start())
         said = _SAID.match(text, m.end()) is not None
+        place = _PLACE_BEFORE.search(text, max(0, m.start() - 12), m.start()) is not None
         # Split at words that are not name words (long all-capital words).
         part: list[str] = []
         for w in [*words, ""]:
@@ -92,11 +94,11 @@ def extract_typed(text: str, limit: int = 40) -> list[tuple[str, str]]:
                 part.append(w)
                 continue
             if part:
-                runs.append((*_clean(part, starts), said and not w))
-            part, starts = [], False
-    capitalized_inside = {ws[0] for ws, starts, _, _ in runs if ws and not starts}
+                runs.append((*_clean(part, starts), said and not w, place))
+            part, starts, place = [], False, False
+    capitalized_inside = {ws[0] for ws, starts, *_ in runs if ws and not starts}
     found: dict[str, str] = {}
-    for ws, starts, person, said in runs:
+    for ws, starts, person, said, place in runs:
         while ws and ws[-1] in ("of", "de", "del", "van", "von", "der", "la", "le", "da", "al", "&"):
             ws = ws[:-1]
         if not ws:
@@ -110,7 +112,7 @@ def extract_typed(text: str, limit: int = 40) -> list[tuple[str, str]]:
         name = _POSSESSIVE.sub("", " ".join(ws).rstrip(".").replace("’", "'")).lower()
         if not name:
             continue
-        for name_part, k in _split_person(name, ws, person=person, said=said):
+        for name_part, k in _split_person(name, ws, person=person, said=said, place=place):
             if name_part not in found or (found[name_part] == "misc" and k != "misc"):
                 found[name_part] = k
         if len(found) >= limit:
@@ -120,15 +122,19 @@ def extract_typed(text: str, limit: int = 40) -> list[tuple[str, str]]:
     return [(n, k) for n, k in found.items() if n not in surnames]
 
 
-def _split_person(name: str, words: list[str], *, person: bool, said: bool) -> list[tuple[str, str]]:
+def _split_person(
+    name: str, words: list[str], *, person: bool, said: bool, place: bool
+) -> list[tuple[str, str]]:
     """A name and its kind; "Jane Alvarez of Springfield" is a person and a place, not one person."""
     head, sep, tail = name.partition(" of ")
     if sep and len(head.split()) >= 2 and kind(head, words[:2], person=person) == "per":
         return [(head, "per"), (tail, kind(tail, tail.split()))]
-    return [(name, kind(name, words, person=person, said=said))]
+    return [(name, kind(name, words, person=person, said=said, place=place))]
 
 
-def kind(name: str, words: list[str], *, person: bool = False, said: bool = False) -> str:
+def kind(
+    name: str, words: list[str], *, person: bool = False, said: bool = False, place: bool = False
+) -> str:
     """per, org, loc or misc for a name (lowercase) and its words as written: gazetteers first, then the
     name's own words (Inc, University, Party), acronyms, cues (a role title or Mr before it, "said" after
     it) and first names. Products, works, shows, channels and unknown acronyms (PDF, NAS) stay misc:
@@ -144,18 +150,32 @@ def kind(name: str, words: list[str], *, person: bool = False, said: bool = Fals
         return "per"
     if said and 2 <= len(parts) <= 3:
         return "per"
-    if parts[-1] in gazetteer.LOCATIONS and len(parts) <= 3:
-        return "loc"  # "Northern Gaza", "Greater London"
+    if (parts[-1] in gazetteer.LOCATIONS or place) and len(parts) <= 3:
+        return "loc"  # "Northern Gaza", "Greater London"; "in Miyazaki", "near Kyushu"
     return "misc"
 
 
 def typed(entities: frozenset[str]) -> frozenset[str]:
-    """The stored entities that layer 5 compares: people, organisations and locations."""
-    return frozenset(e for e in entities if not e.startswith("misc:"))
+    """The names of the stored entities (`kind:name`) that are people, organisations or places."""
+    return frozenset(e.split(":", 1)[1] for e in entities if ":" in e and not e.startswith("misc:"))
+
+
+def names(entities: frozenset[str]) -> frozenset[str]:
+    """Every stored entity's name, whatever its kind."""
+    return frozenset(e.split(":", 1)[-1] for e in entities)
+
+
+def shared(a: frozenset[str], b: frozenset[str]) -> frozenset[str]:
+    """The people, organisations and places two articles both name. A name counts when either article
+    typed it: "Fumio Kishida" is a person after "Prime Minister" in one report and an unknown name in
+    another."""
+    return (typed(a) | typed(b)) & names(a) & names(b)
 
 
 def overlap(a: frozenset[str], b: frozenset[str]) -> float:
-    """Share of the smaller entity set found in the other (step 5's "entity overlap")."""
-    if not a or not b:
+    """Share of the smaller set of people, organisations and places named by the other (step 5's "entity
+    overlap")."""
+    ta, tb = typed(a), typed(b)
+    if not ta or not tb:
         return 0.0
-    return len(a & b) / min(len(a), len(b))
+    return min(1.0, len(shared(a, b)) / min(len(ta), len(tb)))

@@ -190,17 +190,16 @@ def decide(
             best = found
     if best is not None:
         return best
-    mine = entities.typed(new.entities)
+    mine = len(entities.typed(new.entities))
     for c in candidates:  # layer 5
         f = c.features
-        theirs = entities.typed(f.entities)
         if (
             not other_site(new, f)
-            or min(len(mine), len(theirs)) < t.min_entities
+            or min(mine, len(entities.typed(f.entities))) < t.min_entities
             or not _within(new, f, t.entity_window)
         ):
             continue
-        o = entities.overlap(mine, theirs)
+        o = entities.overlap(new.entities, f.entities)
         if (
             o >= t.entity_overlap
             and (best is None or o > (best.score or 0))
@@ -236,7 +235,7 @@ def explain(a: Features, b: Features, t: Thresholds = DEFAULT) -> list[Check]:
     bits = fingerprint.hamming(a.simhash, b.simhash)
     both_long = min(a.word_count, b.word_count) >= t.min_fingerprint_words
     mine, theirs = entities.typed(a.entities), entities.typed(b.entities)
-    shared = sorted(e.split(":", 1)[1] for e in mine & theirs)
+    shared = sorted(entities.shared(a.entities, b.entities))
     conflict = markers.conflict(a.markers, b.markers)
     same_url = a.canonical_url is not None and a.canonical_url == b.canonical_url
     return [
@@ -251,12 +250,12 @@ def explain(a: Features, b: Features, t: Thresholds = DEFAULT) -> list[Check]:
               f"MinHash ≥ {t.minhash_with_title} after a title match, ≥ {t.minhash} alone from another source "
               f"within {_h(t.fingerprint_window)}; SimHash ≤ {t.simhash_bits} bits; {t.min_fingerprint_words}+ words",
               both_long and (j >= t.minhash or bits <= t.simhash_bits)),
-        Check("entities", f"{entities.overlap(mine, theirs):.2f} of {min(len(mine), len(theirs))}"
+        Check("entities", f"{entities.overlap(a.entities, b.entities):.2f} of {min(len(mine), len(theirs))}"
               + (f" ({', '.join(shared[:8])})" if shared else ""),
               f"≥ {t.entity_overlap} of {t.min_entities}+ people/organisations/places, another site, within "
               f"{_h(t.entity_window)}",
               other_site(a, b) and min(len(mine), len(theirs)) >= t.min_entities
-              and entities.overlap(mine, theirs) >= t.entity_overlap and hours <= t.entity_window.total_seconds() / 3600),
+              and entities.overlap(a.entities, b.entities) >= t.entity_overlap and hours <= t.entity_window.total_seconds() / 3600),
         Check("series", conflict or "no conflicting version, release or episode",
               "layers 3–5 never match different items of a series", conflict is None),
         Check("template", f"MinHash {j:.2f} under titles of Jaccard {title_j:.2f}",

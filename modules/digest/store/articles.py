@@ -84,7 +84,7 @@ def entity_probe(f: Features, t: Thresholds) -> list[str]:
     """Names of two or more words (rare enough to look up by), when the article has enough entities for
     layer 5 to consider it at all."""
     typed = entities.typed(f.entities)
-    return sorted(e for e in typed if " " in e) if len(typed) >= t.min_entities else []
+    return sorted(n for n in typed if " " in n) if len(typed) >= t.min_entities else []
 
 
 def lookup_keys(f: Features, t: Thresholds) -> list[Any]:
@@ -146,7 +146,7 @@ def would_find(new: Probe, old: Probe, t: Thresholds) -> bool:
     return (
         not new.entity_words.isdisjoint(old.entity_words)
         and near(t.entity_window)
-        and len(entities.typed(a.entities) & entities.typed(b.entities)) >= t.min_entities
+        and len(entities.names(a.entities) & entities.names(b.entities)) >= t.min_entities
     )
 
 
@@ -206,8 +206,8 @@ def candidate_query(items: Sequence[tuple[uuid.UUID, Probe]], t: Thresholds) -> 
                      one.strong
                   OR (one.t AND cardinality(ARRAY(SELECT unnest(a.title_tokens) INTERSECT
                                                    SELECT unnest(x.title_tokens))) >= x.title_min)
-                  OR (one.e AND cardinality(ARRAY(SELECT unnest(a.entities) INTERSECT
-                                                   SELECT unnest(x.entities))) >= $5)))
+                  OR (one.e AND cardinality(ARRAY(SELECT substr(e, strpos(e, ':') + 1) FROM unnest(a.entities) e
+                                                   INTERSECT SELECT unnest(x.entities))) >= $5)))
         )
         SELECT locked.seen, found.* FROM locked LEFT JOIN found ON found.rank <= $6
         ORDER BY found.i, found.same_identity DESC NULLS LAST, found.published_at DESC, found.id DESC"""
@@ -226,8 +226,8 @@ def candidate_query(items: Sequence[tuple[uuid.UUID, Probe]], t: Thresholds) -> 
                 "title_tokens": sorted(f.title_tokens),
                 "title_min": max(1, int(len(f.title_tokens) * t.title_long)),
                 "entity_words": entity_words,
-                # the overlap itself (share of the smaller set) is checked in Python
-                "entities": sorted(entities.typed(f.entities)),
+                # names only (a name typed differently is one name); the overlap itself is Python's
+                "entities": sorted(entities.names(f.entities)),
             }
         )
     params = [
