@@ -180,7 +180,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         },
         "events_with_a_false_friend": len(friend_events),
         "wrong": wrong,
-        "fingerprint_scores_below_0.76": sorted(round(sc, 3) for layer, sc, ok in scores if layer == "fingerprint" and sc < 0.76),
+        "fingerprint_scores_below_0.76": sorted(
+            round(sc, 3) for layer, sc, ok in scores if layer == "fingerprint" and sc < 0.76
+        ),
         "topic_clusters": {
             "purity": round(purity(topic_groups), 4),
             "multi_item_topics": len(multi),
