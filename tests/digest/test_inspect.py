@@ -23,15 +23,12 @@ STORY = (
 )
 
 
-def article(n: int, title: str, body: str, site: str, *, hours: float = 0, **kw: object) -> Article:
-    return replace(
-        Article(
-            message_id=uuid.UUID(int=n), source_module="rss", stream=site, feed_id=None, source_name=site,
-            domain=site, title=title, url=f"https://{site}/{n}", body=body, word_count=len(body.split()),
-            published_at=T0 + timedelta(hours=hours), date_uncertain=False, partial_content=False,
-            content_hash=f"h{n}", depth_signals=(), revision=1, updated=False, guid=f"guid-{n}",
-        ),
-        **kw,
+def article(n: int, title: str, body: str, site: str, *, hours: float = 0) -> Article:
+    return Article(
+        message_id=uuid.UUID(int=n), source_module="rss", stream=site, feed_id=None, source_name=site,
+        domain=site, title=title, url=f"https://{site}/{n}", body=body, word_count=len(body.split()),
+        published_at=T0 + timedelta(hours=hours), date_uncertain=False, partial_content=False,
+        content_hash=f"h{n}", depth_signals=(), revision=1, updated=False, guid=f"guid-{n}",
     )  # fmt: skip
 
 

@@ -15,9 +15,10 @@ import pytest
 from host.runtime import Host
 from modules.digest.dedup import entities, fingerprint, markers, titles
 from modules.digest.dedup.features import text_hash
-from modules.digest.dedup.layers import Candidate, Decision, Features, decide, explain, groups, story_features
+from modules.digest.dedup.layers import Candidate, Decision, decide, explain, groups, story_features
 from modules.digest.intake.handler import ingest_many
 from modules.digest.model import Article
+from tests.digest.test_dedup import BODY, feat
 
 FRIENDS = Path(__file__).resolve().parents[2] / "bench" / "digest_false_friends.json"
 T0 = datetime(2026, 11, 25, 8, 0, tzinfo=UTC)
@@ -75,26 +76,6 @@ def test_entities_are_typed_people_organisations_places_and_misc() -> None:
     assert "keller" not in found  # the surname alone is the same person, not a second entity
 
 
-BODY = "The central bank governor Maria Santos said on Wednesday that rates rise by half a point. " * 4
-
-
-def feat(**kw: object) -> Features:
-    base = Features(
-        title_tokens=titles.tokens("Central bank raises interest rate again this year"),
-        canonical_url="https://example.com/rates",
-        content_hash="h1",
-        minhash=fingerprint.minhash(BODY),
-        simhash=fingerprint.simhash(BODY),
-        entities=frozenset({"per:maria santos", "org:central bank", "loc:frankfurt"}),
-        word_count=len(BODY.split()),
-        published_at=T0,
-        source="rss:1",
-        text_hash="t1",
-        domain="one.example",
-    )
-    return replace(base, **kw)  # type: ignore[arg-type]
-
-
 def test_an_exact_copy_is_recognised_by_its_words_not_rss_content_hash() -> None:
     stored = Candidate(1, 1, feat())
     copy = feat(
@@ -103,7 +84,7 @@ def test_an_exact_copy_is_recognised_by_its_words_not_rss_content_hash() -> None
     d = decide(copy, None, [stored])
     assert (d.disposition, d.layer, d.matched) == ("exact_duplicate", "content", stored)
     # Two short texts alike behind different URLs ("Live stream", no body) are not one article.
-    short = Candidate(1, 1, feat(word_count=3))
+    short = Candidate(1, 1, feat(word_count=3, text_hash="t1"))
     assert decide(replace(copy, word_count=3), None, [short]).disposition != "exact_duplicate"
     assert text_hash("Rates rise", "The bank  said so.") == text_hash("rates RISE", "the bank said so")
 
@@ -124,11 +105,13 @@ def test_layers_3_to_5_never_match_different_items_of_a_series() -> None:
 
 
 def test_same_event_needs_another_site_and_no_shared_template() -> None:
-    other = "Different coverage: Maria Santos of the Central Bank spoke in Frankfurt about wages and prices."
+    other = (
+        "Different coverage: Maria Santos of the Central Bank spoke in Springfield about wages and prices."
+    )
     coverage = feat(canonical_url=None, text_hash="t4", title_tokens=titles.tokens("What Santos said"),
                     minhash=fingerprint.minhash(other * 3), simhash=fingerprint.simhash(other * 3),
                     source="rss:2", domain="two.example")  # fmt: skip
-    stored = Candidate(1, 1, feat())
+    stored = Candidate(1, 1, feat(domain="one.example"))
     d = decide(coverage, None, [stored])
     assert (d.disposition, d.layer) == ("same_event", "entities")
     assert decide(replace(coverage, domain="one.example"), None, [stored]).disposition == "unique"  # one site

@@ -5,6 +5,7 @@ side never reads mod_digest)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -30,8 +31,16 @@ async def build(ctx: ModuleContext) -> APIRouter:
     add_templates("modules.digest.console")
     router = APIRouter()
 
-    def missing(request: Request, what: str, exc: UserError) -> HTMLResponse:
-        return page(request, "error.html", 404, title=f"No such {what}", message=str(exc))
+    async def shown(
+        request: Request, what: str, template: str, read: Callable[[Any], Awaitable[dict[str, Any]]]
+    ) -> HTMLResponse:
+        """A page from what `read` returns (its template's context), or a 404 page saying what is missing."""
+        async with ctx.pool.acquire() as conn:
+            try:
+                record = await read(conn)
+            except UserError as exc:
+                return page(request, "error.html", 404, title=f"No such {what}", message=str(exc))
+        return page(request, template, **record)
 
     @router.get("/digests")
     async def recent(request: Request, type: str | None = None) -> HTMLResponse:
@@ -41,35 +50,26 @@ async def build(ctx: ModuleContext) -> APIRouter:
 
     @router.get("/digests/{ref}")
     async def one(request: Request, ref: str) -> HTMLResponse:
-        async with ctx.pool.acquire() as conn:
-            try:
-                d = await digests.get(conn, ref)
-            except UserError as exc:
-                return missing(request, "digest", exc)
-        return page(
-            request,
-            "digest/digest.html",
-            title=f"{d['type']} digest",
-            d=d,
-            sections=sections(d["structured"]),
-        )
+        async def read(conn: Any) -> dict[str, Any]:
+            d = await digests.get(conn, ref)
+            return {"d": d, "sections": sections(d["structured"]), "title": f"{d['type']} digest"}
+
+        return await shown(request, "digest", "digest/digest.html", read)
 
     @router.get("/clusters/{cluster_id}")
     async def cluster(request: Request, cluster_id: int) -> HTMLResponse:
-        async with ctx.pool.acquire() as conn:
-            try:
-                c = await inspect.cluster(conn, cluster_id)
-            except UserError as exc:
-                return missing(request, "story cluster", exc)
-        return page(request, "digest/cluster.html", title=f"Story cluster {c['cluster_id']}", c=c)
+        async def read(conn: Any) -> dict[str, Any]:
+            c = await inspect.cluster(conn, cluster_id)
+            return {"c": c, "title": f"Story cluster {c['cluster_id']}"}
+
+        return await shown(request, "story cluster", "digest/cluster.html", read)
 
     @router.get("/articles/{ref}")
     async def article(request: Request, ref: str) -> HTMLResponse:
-        async with ctx.pool.acquire() as conn:
-            try:
-                a = await inspect.article(conn, await inspect.resolve(conn, ref))
-            except UserError as exc:
-                return missing(request, "article", exc)
-        return page(request, "digest/article.html", title=f"Article {a['id']}", a=a)
+        async def read(conn: Any) -> dict[str, Any]:
+            a = await inspect.article(conn, await inspect.resolve(conn, ref))
+            return {"a": a, "title": f"Article {a['id']}"}
+
+        return await shown(request, "article", "digest/article.html", read)
 
     return router
