@@ -63,6 +63,7 @@ class Host:
         self.close_timeout_s = CLOSE_TIMEOUT_S
         self.supervisor: Supervisor | None = None
         self.http_port: int | None = None  # where `run` serves HTTP (FEEDEATER_HTTP_PORT=0 picks one)
+        self.http_app: Any = None  # the ASGI app `run` serves (FastAPI)
 
     # -- lifecycle -----------------------------------------------------------------------------
     async def open(
@@ -356,8 +357,11 @@ class Host:
             version=_version(),
             pool=self.require_pool(),
             bind_host=self.config.http_host,
+            public_hosts=self.config.public_hosts,
+            trusted_proxies=self.config.trusted_proxies,
         )
         await console_app.mount(app, self, [(ctx, r) for ctx, r in mounted if r.pages])
+        self.http_app = app
         return await web_server.serve(app, self.config.http_host, self.config.http_port)
 
     async def run(self, stop: asyncio.Event) -> None:
