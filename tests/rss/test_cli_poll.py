@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from host.runtime import Host
 from tests.feedserver import FeedServer, Route, ago, rss
 from tests.host.test_cli import assert_one_line_error
 from tests.services import feedeater, feedeater_env
@@ -30,3 +31,26 @@ def test_poll_named_feeds_now(
     assert feedeater(env, "rss", "set", b, "enabled=false").returncode == 0
     assert_one_line_error(feedeater(env, "rss", "poll", a, b), f"feed {b} is disabled")
     assert_one_line_error(feedeater(env, "rss", "poll", "424242"), "no feed '424242'")
+
+
+async def test_console_poll_refuses_a_disabled_feed_as_the_cli_does(host: Host) -> None:
+    import re
+
+    from tests.console.test_access import _client
+
+    pool = host.require_pool()
+    feed = await pool.fetchval(
+        "INSERT INTO mod_rss.feeds (url, title, enabled) VALUES ('https://f.example/x', 'F', false) RETURNING id"
+    )
+    await pool.execute("INSERT INTO mod_rss.poll_state (feed_id) VALUES ($1) ON CONFLICT DO NOTHING", feed)
+    async with await _client(host, "127.0.0.1", rss_pages=True) as client:
+        page = await client.get(f"/rss/feeds/{feed}")
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text)
+        assert csrf is not None, page.text
+        res = await client.post(f"/rss/feeds/{feed}/poll", data={"csrf": csrf[1]})
+        assert res.status_code == 303 and res.headers["location"].endswith("?polling=refused")
+        shown = await client.get(res.headers["location"])
+        assert "Not polled: this feed is disabled" in shown.text
+    assert (
+        await pool.fetchval("SELECT last_polled_at FROM mod_rss.poll_state WHERE feed_id = $1", feed) is None
+    )
