@@ -231,3 +231,22 @@ async def test_llm_summaries_replace_extractive_ones_only_when_valid() -> None:
     assert top[1].label == labels_before[1]  # a one-word label is no label: the headline stays
     assert summaries.parse("not json") is None
     assert summaries.parse_label(json.dumps({"label": "x " * 40})) is None
+
+
+def test_a_story_shows_its_richer_copy_of_the_same_url() -> None:
+    """Seed 002 step 3: the URL layer keeps the version with more content (a feed's summary vs another
+    feed's full text of one page); copies found by title or text do not replace the first article."""
+    from modules.digest.assemble.stories import representative
+
+    first = row("Springfield approves light rail line", RAIL, source="Summary feed", tier=1)
+    first["word_count"] = 20
+    full = row("Springfield approves light rail line", RAIL + " More detail.", source="Full feed",
+               cluster=first["id"], disposition="near_duplicate")  # fmt: skip
+    full["layer"], full["word_count"] = "url", 400
+    retold = row("BREAKING: Springfield approves rail", RAIL, source="Copy", cluster=first["id"],
+                 disposition="near_duplicate")  # fmt: skip
+    retold["layer"], retold["word_count"] = "title+fingerprint", 900
+    assert representative([first, full, retold])["id"] == full["id"]
+    assert representative([first, retold])["id"] == first["id"]
+    d = build.build([first, full, retold], {}, options())
+    assert [i.source for i in d.items] == ["Full feed"] and d.items[0].related_count == 2
