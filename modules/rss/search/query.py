@@ -586,7 +586,9 @@ async def _check_scope(conn: asyncpg.Connection, query: SearchQuery) -> None:
     ):
         raise UserError(f"feed {query.feed} does not exist", "list feeds with `feedeater rss list`")
     if query.folder is not None:
-        rows = await conn.fetch("SELECT DISTINCT folder FROM mod_rss.feeds WHERE folder IS NOT NULL")
+        rows = await conn.fetch(  # a folder an app created stays known while empty (rss/0029)
+            "SELECT folder FROM mod_rss.feeds WHERE folder IS NOT NULL UNION SELECT name FROM mod_rss.folders"
+        )
         folders = [r["folder"] for r in rows]
         if not any(in_folder(f, query.folder) for f in folders):
             raise unknown_folder(query.folder, folders)
