@@ -11,7 +11,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -42,10 +42,15 @@ def _json_default(value: Any) -> Any:
 
 
 def table(
-    rows: Sequence[Sequence[Any]], header: Sequence[str], *, limits: Mapping[int, int] | None = None
+    rows: Sequence[Sequence[Any]],
+    header: Sequence[str],
+    *,
+    limits: Mapping[int, int] | None = None,
+    whole: Collection[int] = (),
 ) -> str:
-    """Aligned columns that fit the terminal; long cells end in "…" (--json has them whole)."""
-    return textfmt.table(rows, header, limits=limits)
+    """Aligned columns that fit the terminal; long cells end in "…" (--json has them whole, and so has
+    text off a terminal); `whole` columns (URLs) are never cut."""
+    return textfmt.table(rows, header, limits=limits, whole=whole)
 
 
 # -- commands ------------------------------------------------------------------------------------
@@ -75,6 +80,7 @@ async def cmd_services(host: Host, args: argparse.Namespace) -> int:
             lambda d: table(
                 [(s["name"], "running" if s["running"] else "stopped", s["url"], s["data_dir"]) for s in d],
                 ["service", "state", "url", "data"],
+                whole=(2, 3),
             ),
         )
     return 0
@@ -443,7 +449,8 @@ def event_line(subject: str, body: Any) -> str:
     # The date too: a message's createdAt is its entry's date, often days or years before it is published.
     when = f"{at[:10]} {at[11:16]}Z" if len(at) >= 16 else "-"
     line = f"{when}  {kind:<15} {about}  [{subject}]"
-    return textfmt.fit(line, max(textfmt.terminal_columns(), 40))
+    columns = textfmt.terminal_columns()
+    return textfmt.fit(line, None if columns is None else max(columns, 40))
 
 
 async def cmd_contexts(host: Host, args: argparse.Namespace) -> int:

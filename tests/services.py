@@ -212,7 +212,8 @@ async def until(
 
 def feedeater_env(home: Path, database_url: str, nats_url: str, **extra: str) -> dict[str, str]:
     """Environment for a `python -m host.cli` subprocess: our services, loopback feeds allowed."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FEEDEATER_")}
+    # No COLUMNS: output is a pipe here, and a width from the runner's shell would cut tables.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FEEDEATER_") and k != "COLUMNS"}
     env.update(
         FEEDEATER_HOME=str(home),
         FEEDEATER_DATABASE_URL=database_url,

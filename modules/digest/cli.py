@@ -168,10 +168,8 @@ async def _likes(conn: Any, args: argparse.Namespace, emit: Any, table: Any) -> 
 
     if args.digest_action == "likes":
         rows = await likes.list_all(conn)
-        cells = [
-            (r["article_id"], r["title"][:70], r["source_name"], f"{r['liked_at']:%Y-%m-%d}") for r in rows
-        ]
-        emit(args, rows, lambda _: table(cells, ["id", "title", "source", "liked"]))
+        cells = [(r["article_id"], r["title"], r["source_name"], f"{r['liked_at']:%Y-%m-%d}") for r in rows]
+        emit(args, rows, lambda _: table(cells, ["id", "title", "source", "liked"], limits={1: 70}))
         return
     aid = article_id(args.article_id)
     if args.digest_action == "unlike":

@@ -198,6 +198,7 @@ async def _list(host: Host, args: argparse.Namespace) -> Result:
         ],
         ["id", "state", "folder", "entries", "polled", "title", "url"],
         limits={2: 20, 5: 40},
+        whole=(6,),
     )
 
 

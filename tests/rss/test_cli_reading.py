@@ -177,12 +177,23 @@ def test_show_is_formatted_and_wide_titles_align(env: dict[str, str], feed_serve
     unpolled = ok(env, "rss", "show", str(later["id"])).splitlines()
     assert "polled:       never" in unpolled and "last success: never" in unpolled, unpolled
     ok(env, "rss", "remove", str(later["id"]))
-    listing = ok(env, "rss", "list").splitlines()
+    terminal = {**env, "COLUMNS": "100"}  # a terminal's width (a pipe has none: nothing is cut there)
+    listing = ok(terminal, "rss", "list").splitlines()
     assert "…" in listing[2] and "L" * 80 not in listing[2]  # a long title is cut, not wrapped
     from host.textfmt import width
 
     url_columns = {width(line[: line.index("http://")]) for line in listing[1:]}
     assert len(url_columns) == 1, listing  # the wide title does not push its row's URL out of line
+    assert all(line.rstrip().endswith(("/pod", "/long")) for line in listing[1:]), listing  # URLs whole
+
+
+def test_piped_listings_are_never_cut(env: dict[str, str], feed_server: FeedServer) -> None:
+    """Issue #20 item 5: off a terminal every cell is whole, so `rss list | grep URL` finds the URL."""
+    path = "/a-rather-long-path/to/a/feed/that/would/not/fit/in/eighty/columns/at/all/nope.xml"
+    feed_server.route(path, Route(body=rss([("a", "A", ago(hours=1), "x")], title="T" * 90)))
+    ok(env, "rss", "add", feed_server.url(path), "--no-fetch")
+    listing = ok(env, "rss", "list")
+    assert feed_server.url(path) in listing and "T" * 90 in listing and "…" not in listing, listing
 
 
 def test_import_shows_a_progress_bar_on_a_terminal(
