@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from host import validate
 from host.backoff import Backoff
 from host.errors import UserError
 from host.module import Setting
@@ -77,7 +78,11 @@ AI_SETTINGS: tuple[Setting, ...] = (
         "embedding_passage_prefix", "str", "", "prepended to embedded entries (openai; e.g. 'passage: ')"
     ),
     Setting(
-        "openai_base_url", "str", OLLAMA_BASE_URL, "OpenAI-compatible API base URL (default: local Ollama)"
+        "openai_base_url",
+        "str",
+        OLLAMA_BASE_URL,
+        "OpenAI-compatible API base URL (default: local Ollama)",
+        check=validate.url(),
     ),
     Setting("openai_api_key", "str", "", "API key for the OpenAI-compatible API", secret=True),
     Setting(

@@ -151,12 +151,13 @@ def _redacted(url: str) -> str:
 
 
 async def cmd_status(host: Host, args: argparse.Namespace) -> int:
-    from host import outbox
+    from host import livesettings, outbox
 
     await host.open(with_bus=False)
     pool = host.require_pool()
     async with pool.acquire() as conn:
         ob = await outbox.status(conn)
+        hosts = await livesettings.running_hosts(conn)
         units = await conn.fetch(
             """SELECT host_id, module, name, kind, state, restarts, last_error, pending, updated_at,
                       updated_at > now() - interval '1 minute' AS live
@@ -175,6 +176,7 @@ async def cmd_status(host: Host, args: argparse.Namespace) -> int:
             "oldest_pending_at": ob.oldest_pending_at,
         },
         "last_runs": await _last_runs(host),
+        "hosts": hosts,
         "units": [dict(r) for r in units],
     }
     emit(args, data, _status_text)
@@ -222,6 +224,12 @@ def _status_text(d: dict[str, Any]) -> str:
         + (f" — {r['error']}" if r["error"] else "")
         + (f" — {summary}" if (summary := metrics_summary(r.get("metrics"))) else "")
         for r in d["last_runs"]
+    ]
+    lines += [
+        f"host {h['host_id']}: running since {textfmt.when(h['started_at'])}"
+        + (f"; must restart to apply {', '.join(h['restart_needed'])}" if h["restart_needed"] else "")
+        + (f"; refused stored settings: {h['settings_error']}" if h["settings_error"] else "")
+        for h in d["hosts"]
     ]
     lines += [
         f"{u['kind']} {u['module']}.{u['name']} on {u['host_id']}: "
@@ -281,24 +289,29 @@ async def cmd_settings(host: Host, args: argparse.Namespace) -> int:
     name, _, key = args.target.partition(".")
     spec = module.get(host.specs, name)
     if key:
-        spec.manifest.setting(key)  # an unknown key is refused before any service starts
+        setting = spec.manifest.setting(key)  # an unknown key is refused before any service starts
+    if args.action in ("set", "reset"):
+        if not key or (args.action == "set") != (args.value is not None):
+            raise UserError(
+                "usage: feedeater settings set <module>.<key> <value>, or settings reset <module>.<key>"
+            )
+        if args.action == "set":
+            settings.coerce(name, setting, args.value)  # a bad value is refused before services start
     await host.open(with_bus=False)
-    if args.action == "set":
-        if not key or args.value is None:
-            raise UserError("usage: feedeater settings set <module>.<key> <value>")
-        async with host.require_pool().acquire() as conn:
-            stored = await settings.store(conn, spec.manifest, key, args.value)
-        setting = spec.manifest.setting(key)
-        emit(
-            args,
-            {
-                "module": name,
-                "key": key,
-                "value": None if setting.secret else stored,
-                "restart_required": True,
-            },
-            lambda _d: f"{name}.{key} = {settings.display(setting, stored)}; {RESTART_NOTE}",
-        )
+    if args.action in ("set", "reset"):
+        async with host.require_pool().acquire() as conn, conn.transaction():
+            # The transaction's start: before the commit, so a host that read after the commit confirms.
+            changed_at = await conn.fetchval("SELECT now()")
+            if args.action == "set":
+                value = await settings.store(conn, spec.manifest, key, args.value)
+            elif await settings.reset(conn, spec.manifest, key):
+                value = setting.default
+            else:
+                raise UserError(
+                    f"{name}.{key} has no stored value: it is already the default",
+                    f"see it with `feedeater settings get {name}.{key}`",
+                )
+        await _report_applied(host, args, name, key, value, changed_at)
         return 0
     resolved = await host.resolved_settings(name)
     wanted = [spec.manifest.setting(key)] if key else list(spec.manifest.settings)
@@ -329,6 +342,36 @@ async def cmd_settings(host: Host, args: argparse.Namespace) -> int:
         ),
     )
     return 0
+
+
+async def _report_applied(
+    host: Host, args: argparse.Namespace, name: str, key: str, value: Any, changed_at: datetime
+) -> None:
+    """After a change: which running hosts applied it, and which must restart (they confirm within
+    seconds; host/livesettings.py)."""
+    from host import livesettings, settings
+
+    setting = host.specs[name].manifest.setting(key)
+    reports = await livesettings.confirm(host.require_pool(), f"{name}.{key}", changed_at)
+    shown = settings.display(setting, value)
+    own = settings.env_key(name, key)
+    note = f"; {own} in this shell still wins for commands run here" if own in host.env else ""
+    emit(
+        args,
+        {
+            "module": name,
+            "key": key,
+            "value": None if setting.secret else value,
+            "reset": args.action == "reset",
+            "hosts": [r.as_dict() for r in reports],
+            "restart_required": sorted(r.host_id for r in reports if r.verdict == "restart"),
+        },
+        lambda _d: (
+            f"{name}.{key} = {shown}"
+            + (" (the default)" if args.action == "reset" else "")
+            + f"; {livesettings.describe(reports)}{note}"
+        ),
+    )
 
 
 async def cmd_jobs(host: Host, args: argparse.Namespace) -> int:
@@ -623,7 +666,7 @@ def build_parser(specs: dict[str, module.ModuleSpec]) -> argparse.ArgumentParser
     p.add_argument("action", choices=["list", "enable", "disable"])
     p.add_argument("name", nargs="?")
     p = add("settings", cmd_settings, "read or change module settings")
-    p.add_argument("action", choices=["get", "set"])
+    p.add_argument("action", choices=["get", "set", "reset"], help="reset: back to the default")
     p.add_argument("target", help="<module> or <module>.<key>")
     p.add_argument("value", nargs="?")
     p = add("jobs", cmd_jobs, "list jobs, or run one now in the foreground")

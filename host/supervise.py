@@ -65,6 +65,8 @@ class Supervisor:
         self.host_id = host_id
         self.units: list[Unit] = []
         self._tasks: list[asyncio.Task[None]] = []
+        self._runs: dict[str, asyncio.Task[None]] = {}  # each unit's current run, by label
+        self._restarting: set[str] = set()
 
     def add(self, unit: Unit) -> Unit:
         self.units.append(unit)
@@ -80,11 +82,18 @@ class Supervisor:
             UP.labels(unit.label).set(1)
             await self.save(unit)
             started = time.monotonic()
+            current = self._runs[unit.label] = asyncio.ensure_future(run())
             try:
-                await run()
+                await current
                 error = "stopped by itself (a service must run until cancelled)"
             except asyncio.CancelledError:
-                raise
+                me = asyncio.current_task()
+                if unit.label not in self._restarting or (me is not None and me.cancelling()):
+                    raise  # stop(): cancelling this task cancelled the run it awaited, too
+                self._restarting.discard(unit.label)
+                log.info("%s %s restarting to apply changed settings", unit.kind, unit.label)
+                failures = 0
+                continue
             except Exception as exc:
                 error = f"{type(exc).__name__}: {exc}"
             failures = failures_after(failures, time.monotonic() - started)
@@ -97,6 +106,17 @@ class Supervisor:
             log.warning("%s %s failed: %s; restarting in %.0fs", unit.kind, unit.label, error, delay)
             await self.save(unit)
             await asyncio.sleep(delay)
+
+    def restart_services(self, module: str) -> list[str]:
+        """Restart the module's running services at once (settings they read at start changed)."""
+        restarted = []
+        for unit in self.units:
+            run = self._runs.get(unit.label)
+            if unit.module == module and unit.kind == "service" and run is not None and not run.done():
+                self._restarting.add(unit.label)
+                run.cancel()
+                restarted.append(unit.label)
+        return restarted
 
     async def save(self, unit: Unit) -> None:
         """Record the unit's state for other processes; the database being down must not stop the unit."""

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import asyncpg
 
-from host import outbox
+from host import livesettings, outbox
 
 if TYPE_CHECKING:
     from host.runtime import Host
@@ -48,6 +48,7 @@ class Overview:
     modules: list[ModuleView]
     events_per_minute: list[int]
     polls_per_minute: list[int]
+    hosts: list[dict[str, Any]] = field(default_factory=list)  # running hosts (host.hosts)
 
 
 def per_minute(rows: list[asyncpg.Record], minutes: int = SPARK_MINUTES) -> list[int]:
@@ -70,7 +71,7 @@ async def load(host: Host) -> Overview:
     the slowest one, not for their sum."""
     pool = host.require_pool()
     declared = [(name, job.name) for name, spec in host.specs.items() for job in spec.manifest.jobs]
-    version, status, events, polls, runs, units, enabled_rows = await asyncio.gather(
+    version, status, events, polls, runs, units, enabled_rows, hosts = await asyncio.gather(
         pool.fetchval("SHOW server_version"),
         _outbox_status(pool),
         pool.fetch(
@@ -107,6 +108,7 @@ async def load(host: Host) -> Overview:
                FROM host.service_state WHERE updated_at > now() - interval '1 minute' ORDER BY module, name"""
         ),
         pool.fetch("SELECT name, enabled FROM host.modules"),
+        livesettings.running_hosts(pool),
     )
     enabled = {r["name"]: r["enabled"] for r in enabled_rows}
     last = {(r["module"], r["job"]): r for r in runs}
@@ -135,4 +137,5 @@ async def load(host: Host) -> Overview:
         modules=modules,
         events_per_minute=per_minute(events),
         polls_per_minute=per_minute(polls),
+        hosts=hosts,
     )

@@ -6,6 +6,7 @@ Data flow: /feed add → rss subscribe (validate, store) → rss polls → feede
 
 from __future__ import annotations
 
+from host import validate
 from host.migrate import builtin
 from host.module import Job, Manifest, ModuleSpec, Service, Setting, Subscription, lazy
 
@@ -37,12 +38,32 @@ MANIFEST = Manifest(
         ),
     ),
     settings=(
+        # The bot logs in with these when its service starts: a change restarts the service.
         Setting(
-            "bot_token", "str", "", "the bot's token (Developer Portal → Bot); empty = offline", secret=True
+            "bot_token",
+            "str",
+            "",
+            "the bot's token (Developer Portal → Bot); empty = offline",
+            secret=True,
+            applies="services",
         ),
         Setting("manager_role", "str", "Feed Manager", "role allowed to /feed add, remove and config"),
-        Setting("api_base", "str", "https://discord.com/api/v10", "Discord REST API base URL"),
-        Setting("gateway_url", "str", "wss://gateway.discord.gg/", "Discord gateway WebSocket URL"),
+        Setting(
+            "api_base",
+            "str",
+            "https://discord.com/api/v10",
+            "Discord REST API base URL",
+            check=validate.url(),
+            applies="services",
+        ),
+        Setting(
+            "gateway_url",
+            "str",
+            "wss://gateway.discord.gg/",
+            "Discord gateway WebSocket URL",
+            check=validate.url("wss", "ws"),
+            applies="services",
+        ),
         Setting(
             "post_interval_seconds",
             "float",

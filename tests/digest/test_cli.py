@@ -97,7 +97,7 @@ def test_second_digest_of_a_type_builds_and_shows_as_json_object(
 async def test_digests_stored_as_strings_are_repaired_by_migration(
     tmp_path: Path, database_url: str, nats_url: str
 ) -> None:
-    """Digests built before the fix hold a JSON string: migration digest/0003 turns them into objects."""
+    """Digests built before the fix hold a JSON string: migration digest/0008 turns them into objects."""
     import asyncio
     import uuid
 
@@ -114,7 +114,7 @@ async def test_digests_stored_as_strings_are_repaired_by_migration(
                        to_jsonb('{"title": "Morning Brief", "items": []}'::text))""",
             uuid.uuid4(),
         )
-        await conn.execute("DELETE FROM public.feedeater_migrations WHERE scope = 'digest' AND version = 3")
+        await conn.execute("DELETE FROM public.feedeater_migrations WHERE scope = 'digest' AND version = 8")
     finally:
         await conn.close()
     built = await asyncio.to_thread(feedeater, env, "jobs", "run", "digest.scheduled")

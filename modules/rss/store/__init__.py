@@ -19,6 +19,7 @@ from modules.rss.store.feeds import (
     get_feed,
     list_feeds,
     remove_feed,
+    retry_blocked,
     update_feed,
     update_feed_meta,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "mark_entries",
     "mark_parse_error",
     "remove_feed",
+    "retry_blocked",
     "save_raw",
     "update_feed",
     "update_feed_meta",
