@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from host import logs, module, textfmt
+from host import logs, module, progress, textfmt
 from host.config import HostConfig
 from host.errors import UserError
 
@@ -51,6 +51,19 @@ def table(
     """Aligned columns that fit the terminal; long cells end in "…" (--json has them whole, and so has
     text off a terminal); `whole` columns (URLs) are never cut."""
     return textfmt.table(rows, header, limits=limits, whole=whole)
+
+
+def where(host: Host) -> str:
+    """Where this command read its data, for the text of an empty result: an empty second instance (another
+    FEEDEATER_HOME, another database) must never look like an empty first one."""
+    if host.config.database_url:
+        return f"the database at {_redacted(host.config.database_url)}"
+    return f"{host.config.home} (the data directory; FEEDEATER_HOME chooses another)"
+
+
+def nothing(host: Host, what: str, hint: str) -> str:
+    """`no feeds in <where>; <hint>`: the line an empty listing prints."""
+    return f"{what} in {where(host)}; {hint}"
 
 
 # -- commands ------------------------------------------------------------------------------------
@@ -168,6 +181,7 @@ async def cmd_status(host: Host, args: argparse.Namespace) -> int:
         for n, s in sorted(host.specs.items())
     ]
     data = {
+        "home": str(host.config.home),
         "services": _services(host),
         "modules": mods,
         "outbox": {
@@ -205,7 +219,8 @@ async def _last_runs(host: Host) -> list[dict[str, Any]]:
 
 
 def _status_text(d: dict[str, Any]) -> str:
-    lines = [
+    lines = [f"data: {d['home']}"]
+    lines += [
         f"{s['name']}: "
         + ("external" if s.get("external") else "running" if s["running"] else "stopped")
         + (f" at {s['url']}" if s["url"] else "")
@@ -242,9 +257,12 @@ def _status_text(d: dict[str, Any]) -> str:
 
 
 def metrics_summary(metrics: Mapping[str, Any] | None, limit: int = 6) -> str:
-    """A job run's metrics on one line, `key value`, in the order the job returned them."""
+    """A job run's metrics on one line, `key value`, in the order the job returned them; a run still going
+    shows its progress (`117/192 entries, 3.1/s, about 24 s left`)."""
     if not metrics:
         return ""
+    if isinstance(running := metrics.get("progress"), dict):
+        return progress.text(running)
     shown = [f"{k.replace('_', ' ')} {v}" for k, v in list(metrics.items())[:limit] if k != "seconds"]
     return ", ".join(shown)
 
@@ -524,17 +542,21 @@ async def cmd_contexts(host: Host, args: argparse.Namespace) -> int:
     emit(
         args,
         rows,
-        lambda d: table(
-            [
-                (
-                    f"{r['owner_module']}:{r['source_key']}",
-                    r["version"],
-                    textfmt.when(r["updated_at"]),
-                    r["summary_short"],
-                )
-                for r in d
-            ],
-            ["context", "v", "updated", "summary"],
+        lambda d: (
+            table(
+                [
+                    (
+                        f"{r['owner_module']}:{r['source_key']}",
+                        r["version"],
+                        textfmt.when(r["updated_at"]),
+                        r["summary_short"],
+                    )
+                    for r in d
+                ],
+                ["context", "v", "updated", "summary"],
+            )
+            if d
+            else nothing(host, "no contexts", "they follow the first entries of a source or a digest")
         ),
     )
     return 0
@@ -637,7 +659,7 @@ async def cmd_api(host: Host, args: argparse.Namespace) -> int:
                 ["id", "name", "token", "created", "used", "state"],
             )
             if d
-            else "no API tokens (create one with `feedeater api token create --name NAME`)"
+            else nothing(host, "no API tokens", "create one with `feedeater api token create --name NAME`")
         ),
     )
     return 0
@@ -709,7 +731,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         from host.runtime import Host
 
-        return asyncio.run(_run(Host(HostConfig.from_env()), args))
+        config = HostConfig.from_env()
+        _warn_legacy_home(config)
+        return asyncio.run(_run(Host(config), args))
     except UserError as exc:
         print(f"feedeater: error: {exc}", file=sys.stderr)
         return 2
@@ -720,6 +744,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         # final flush does not raise again, and end quietly as other Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+
+
+def _warn_legacy_home(config: HostConfig) -> None:
+    """Data left in ./.feedeater by a version that kept it in the current directory is not used any more:
+    say so on every command until it is moved (else the user sees an empty instance and wonders)."""
+    from pathlib import Path
+
+    from host.config import legacy_home
+
+    old = legacy_home(os.environ, Path.cwd(), config.home)
+    if old is not None:
+        print(
+            f"feedeater: {old} holds data of an older feedeater, which kept it in the current directory; "
+            f"the data directory is now {config.home}. To keep using the old data, stop its services "
+            f"(`FEEDEATER_HOME={old} feedeater services down`) and move it: `mv {old} {config.home}` "
+            f"(or set FEEDEATER_HOME={old})"
+            + (f"; {config.home} exists already: rename it first" if config.home.exists() else ""),
+            file=sys.stderr,
+        )
 
 
 async def _run(host: Host, args: argparse.Namespace) -> int:

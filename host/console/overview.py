@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import asyncpg
 
-from host import livesettings, outbox
+from host import livesettings, outbox, progress
 
 if TYPE_CHECKING:
     from host.runtime import Host
@@ -28,6 +28,7 @@ class JobView:
     last_error: str | None = None
     last_seconds: float | None = None
     failures_24h: int = 0
+    progress: str = ""  # a run still going: `117/192 entries, 3.1/s, about 24 s left`
 
 
 @dataclass(slots=True)
@@ -89,10 +90,11 @@ async def load(host: Host) -> Overview:
         ),
         # One index range per declared job (job_runs_by_job), however many runs a week leaves behind.
         pool.fetch(
-            """SELECT j.module, j.job, r.started_at, r.status, r.error, r.seconds, f.failures
+            """SELECT j.module, j.job, r.started_at, r.status, r.error, r.seconds, r.progress, f.failures
                FROM unnest($1::text[], $2::text[]) AS j(module, job)
                LEFT JOIN LATERAL (
-                   SELECT started_at, status, error, extract(epoch FROM finished_at - started_at) AS seconds
+                   SELECT started_at, status, error, extract(epoch FROM finished_at - started_at) AS seconds,
+                          CASE WHEN status = 'running' THEN metrics -> 'progress' END AS progress
                    FROM host.job_runs WHERE module = j.module AND job = j.job ORDER BY started_at DESC LIMIT 1
                ) r ON true
                LEFT JOIN LATERAL (
@@ -123,6 +125,7 @@ async def load(host: Host) -> Overview:
                 jv.last_started, jv.last_status, jv.last_error = r["started_at"], r["status"], r["error"]
                 jv.last_seconds = float(r["seconds"]) if r["seconds"] is not None else None
                 jv.failures_24h = int(r["failures"])
+                jv.progress = progress.text(r["progress"]) if r["progress"] else ""
             view.jobs.append(jv)
         view.units = [dict(u) for u in units if u["module"] == name]
         modules.append(view)

@@ -73,7 +73,7 @@ def _topics(text: str | None) -> int | None:
 
 
 async def cmd(host: Host, args: argparse.Namespace) -> int:
-    from host.cli import emit, table
+    from host.cli import emit, nothing, table
     from modules.digest.store import digests  # asyncpg: imported when a command runs, not for --help
 
     if args.digest_action == "build":  # validate before opening anything
@@ -96,19 +96,23 @@ async def cmd(host: Host, args: argparse.Namespace) -> int:
             emit(
                 args,
                 rows,
-                lambda d: table(
-                    [
-                        (
-                            str(r["id"])[:8],
-                            r["type"],
-                            f"{r['window_end']:%Y-%m-%d %H:%M}",
-                            r["article_count"],
-                            r["duplicates_removed"],
-                            "scheduled" if r["scheduled"] else "manual",
-                        )
-                        for r in d
-                    ],
-                    ["id", "type", "window end", "articles", "duplicates", "how"],
+                lambda d: (
+                    table(
+                        [
+                            (
+                                str(r["id"])[:8],
+                                r["type"],
+                                f"{r['window_end']:%Y-%m-%d %H:%M}",
+                                r["article_count"],
+                                r["duplicates_removed"],
+                                "scheduled" if r["scheduled"] else "manual",
+                            )
+                            for r in d
+                        ],
+                        ["id", "type", "window end", "articles", "duplicates", "how"],
+                    )
+                    if d
+                    else nothing(host, "no digests", "build one with `feedeater digest build`")
                 ),
             )
         elif args.digest_action in ("like", "unlike", "likes"):

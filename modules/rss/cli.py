@@ -174,31 +174,47 @@ async def _remove(host: Host, args: argparse.Namespace) -> Result:
 
 
 async def _list(host: Host, args: argparse.Namespace) -> Result:
-    from host.cli import table
+    from host.cli import nothing, table
     from modules.rss import store
+    from modules.rss.store import views
 
     async with host.require_pool().acquire() as conn:
         rows = [{**r, "state": feed_state(r)} for r in await store.list_feeds(conn, args.folder)]
+        if not rows and args.folder is not None:  # a typo must not look like an empty folder
+            known = [f["folder"] for f in await views.folders(conn) if f["folder"]]
+            raise UserError(
+                f"no folder {args.folder!r}",
+                f"folders: {', '.join(known)}" if known else "no feed is in a folder (rss add --folder NAME)",
+            )
     if args.json:  # the API's schema; the table needs no validation, and pydantic costs 0.15 s to load
         from modules.rss.api.models import Feed
 
         rows = [Feed.model_validate(r).model_dump() for r in rows]
-    return rows, lambda d: table(
-        [
-            (
-                r["id"],
-                r["state"],
-                r["folder"] or "",
-                r["entries"],
-                relative(r["last_polled_at"]),
-                r["title"] or "",
-                r["url"],
+    return (
+        rows,
+        lambda d: (
+            table(
+                [
+                    (
+                        r["id"],
+                        r["state"],
+                        r["folder"] or "",
+                        r["entries"],
+                        relative(r["last_polled_at"]),
+                        r["title"] or "",
+                        r["url"],
+                    )
+                    for r in d
+                ],
+                ["id", "state", "folder", "entries", "polled", "title", "url"],
+                limits={2: 20, 5: 40},
+                whole=(6,),
             )
-            for r in d
-        ],
-        ["id", "state", "folder", "entries", "polled", "title", "url"],
-        limits={2: 20, 5: 40},
-        whole=(6,),
+            if d
+            else nothing(
+                host, "no feeds", "add one with `feedeater rss add URL` or `feedeater rss import FILE`"
+            )
+        ),
     )
 
 
