@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -133,15 +134,40 @@ async def fetch_now(ctx: ModuleContext, feed_ids: list[int]) -> dict[str, Any]:
                 feed_ids,
             )
         }
-    counts: Counter[str] = Counter()
-    for result in results.values():
-        if isinstance(result, Counter):
-            counts.update(new=result["new"])
+    return fetch_summary(feed_ids, results, errors)
+
+
+DEFERRED_CIRCUIT = "deferred: the host's circuit breaker is open (the host failed repeatedly)"
+DEFERRED_BUSY = "deferred: another poll is fetching it"
+
+
+def fetch_summary(
+    feed_ids: Sequence[int], results: Mapping[int, Counter[str] | BaseException], errors: Mapping[int, str]
+) -> dict[str, Any]:
+    """What fetching these feeds did (pure): a feed counts as fetched only when a request was answered;
+    feeds the per-host circuit breaker held back, or that another poll holds, are `deferred` with why
+    (an import said "fetched 16 of 91" of 16 feeds never requested)."""
+    failed: dict[str, str] = {}
+    deferred: dict[str, str] = {}
+    new = 0
+    for fid in feed_ids:
+        result = results.get(fid)
+        if result is None:
+            deferred[str(fid)] = DEFERRED_BUSY
+        elif isinstance(result, BaseException):
+            failed[str(fid)] = f"{type(result).__name__}: {result}"
+        elif result["status_circuit_open"]:
+            deferred[str(fid)] = DEFERRED_CIRCUIT
+        elif fid in errors:
+            failed[str(fid)] = errors[fid]
+        else:
+            new += result["new"]
     return {
         "feeds": len(feed_ids),
-        "fetched": len(results) - len(errors),
-        "failed": {str(k): v for k, v in sorted(errors.items())},
-        "new_entries": counts["new"],
+        "fetched": len(feed_ids) - len(failed) - len(deferred),
+        "failed": dict(sorted(failed.items(), key=lambda kv: int(kv[0]))),
+        "deferred": dict(sorted(deferred.items(), key=lambda kv: int(kv[0]))),
+        "new_entries": new,
     }
 
 
@@ -151,6 +177,14 @@ def _fetch_text(f: dict[str, Any]) -> str:
         f"{plural(f['new_entries'], 'new entry', 'new entries')}"
     ]
     lines += [f"  feed {fid} failed: {error}" for fid, error in f["failed"].items()]
+    reasons: dict[str, list[str]] = {}
+    for fid, why in f["deferred"].items():
+        reasons.setdefault(why, []).append(fid)
+    lines += [
+        f"  {plural(len(ids), 'feed')} {why}: {', '.join(ids[:10])}{', …' if len(ids) > 10 else ''} "
+        "(the poll job fetches them later)"
+        for why, ids in reasons.items()
+    ]
     return "\n".join(lines)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from modules.rss.cli import FETCH_NOW_CONCURRENCY
 from tests.feedserver import FeedServer, Route, ago, rss
 from tests.host.test_cli import assert_one_line_error
 from tests.services import FEEDEATER, feedeater, feedeater_env
@@ -41,7 +42,13 @@ def test_add_fetches_at_once_and_entries_can_be_read_and_marked(
     feed_server.route("/feed", Route(body=rss(items, title="Daily")))
     feed_server.route("/pod", Route(body=ENCLOSED))
     added = json.loads(ok(env, "rss", "add", feed_server.url("/feed"), "--json"))
-    assert added["created"] and added["fetch"] == {"feeds": 1, "fetched": 1, "failed": {}, "new_entries": 3}
+    assert added["created"] and added["fetch"] == {
+        "feeds": 1,
+        "fetched": 1,
+        "failed": {},
+        "deferred": {},
+        "new_entries": 3,
+    }
     text = ok(env, "rss", "add", feed_server.url("/pod"))
     assert "fetched 1 of 1 feed: 1 new entry" in text  # singular, and fetched without waiting for a tick
     pending = ok(env, "contexts", "show", f"rss:feed:{added['id']}")  # entries, no summary yet
@@ -82,6 +89,59 @@ def test_add_fetches_at_once_and_entries_can_be_read_and_marked(
     assert_one_line_error(feedeater(env, "rss", "mark", str(story0)), "nothing to mark", "--read")
     assert_one_line_error(feedeater(env, "rss", "entry", "999999"), "no entry 999999")
     assert_one_line_error(feedeater(env, "rss", "entries", "4242"), "no feed '4242'")
+
+
+def test_import_counts_feeds_the_host_circuit_held_back_as_deferred_not_fetched(
+    env: dict[str, str], feed_server: FeedServer, tmp_path: Path
+) -> None:
+    """Issue #20 item 7: "fetched 16 of 91 feeds" counted 16 feeds the per-host circuit breaker deferred,
+    never requested (`last_polled_at` empty)."""
+    count = 3 * FETCH_NOW_CONCURRENCY  # more than are fetched at once: the later ones meet an open circuit
+    for i in range(count):
+        feed_server.route(f"/down{i}", Route(status=503, body=b"down"))
+    opml = tmp_path / "down.opml"
+    opml.write_text(
+        '<?xml version="1.0"?><opml version="2.0"><body>'
+        + "".join(
+            f'<outline type="rss" text="D{i}" xmlUrl="{feed_server.url(f"/down{i}")}"/>' for i in range(count)
+        )
+        + "</body></opml>"
+    )
+    breaker = {**env, "FEEDEATER_RSS_HOST_CIRCUIT_FAILURES": "2", "FEEDEATER_RSS_PER_HOST_CONCURRENCY": "1"}
+    res = feedeater(breaker, "rss", "import", str(opml), "--json")
+    assert res.returncode == 0, res.stderr
+    fetch = json.loads(res.stdout)["fetch"]
+    assert fetch["fetched"] == 0 and len(fetch["failed"]) + len(fetch["deferred"]) == count, fetch
+    assert len(fetch["deferred"]) >= FETCH_NOW_CONCURRENCY, fetch
+    assert set(fetch["deferred"].values()) == {
+        "deferred: the host's circuit breaker is open (the host failed repeatedly)"
+    }
+    polled = {str(f["id"]): f["last_polled_at"] for f in json.loads(ok(env, "rss", "list", "--json"))}
+    assert all(polled[fid] is None for fid in fetch["deferred"]) and all(
+        polled[fid] for fid in fetch["failed"]
+    )
+
+
+def test_fetch_summary_in_words() -> None:
+    from collections import Counter
+
+    from modules.rss.cli import _fetch_text, fetch_summary
+
+    results: dict[int, Counter[str] | BaseException] = {
+        1: Counter({"status_200": 1, "new": 3}),
+        2: Counter({"status_503": 1}),
+        3: Counter({"status_circuit_open": 1}),
+        4: Counter({"status_circuit_open": 1}),
+    }
+    summary = fetch_summary([1, 2, 3, 4, 5], results, {2: "HTTP 503"})
+    assert (summary["fetched"], summary["new_entries"], list(summary["deferred"])) == (1, 3, ["3", "4", "5"])
+    assert _fetch_text(summary).splitlines() == [
+        "fetched 1 of 5 feeds: 3 new entries",
+        "  feed 2 failed: HTTP 503",
+        "  2 feeds deferred: the host's circuit breaker is open (the host failed repeatedly): 3, 4"
+        " (the poll job fetches them later)",
+        "  1 feed deferred: another poll is fetching it: 5 (the poll job fetches them later)",
+    ]
 
 
 def test_import_fetches_the_new_feeds_and_reports_failures_in_words(
