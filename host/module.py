@@ -80,6 +80,12 @@ class Job:
 ServiceRunner = Callable[["ModuleContext"], Awaitable[None]]
 
 
+class Idle(Exception):
+    """Raised by a service with nothing to do as configured (a bot without a token): the host shows the
+    unit as `idle: <reason>` (not running, not failing: /healthz stays ok) and starts it again when the
+    module's settings change."""
+
+
 @dataclass(frozen=True, slots=True)
 class Service:
     """A long-running task (a gateway connection, an HTTP router, a request/reply responder).

@@ -19,6 +19,9 @@ from typing import Any
 from host.textfmt import duration
 
 
+MIN_RATE_S = 1.0  # a rate (and time left) is given once a run has gone on this long
+
+
 @dataclass(slots=True)
 class Report:
     started: float = field(default_factory=time.monotonic)
@@ -35,7 +38,7 @@ class Report:
     def as_dict(self, now: float | None = None) -> dict[str, Any]:
         """What `jobs list`, `status` and the console show of a run in progress (host.job_runs.metrics)."""
         elapsed = (now if now is not None else time.monotonic()) - self.started
-        rate = self.done / elapsed if elapsed > 0 and self.done else None
+        rate = self.done / elapsed if elapsed >= MIN_RATE_S and self.done else None
         left = None if self.total is None else max(self.total - self.done, 0)
         return {
             "done": self.done,
@@ -54,8 +57,8 @@ def text(p: dict[str, Any]) -> str:
     out = f"{counted} {p.get('unit') or 'items'}"
     if p.get("per_second"):
         out += f", {p['per_second']:g}/s"
-    if p.get("eta_seconds") is not None and p.get("total") is not None:
-        out += f", about {duration(p['eta_seconds'])} left" if p["eta_seconds"] else ", finishing"
+    if p.get("eta_seconds") is not None and p.get("total") is not None and p["done"] < p["total"]:
+        out += f", about {duration(p['eta_seconds'])} left"
     return out
 
 
@@ -135,13 +138,29 @@ def bar(description: str, total: int | None = None) -> Iterator[Callable[[int, i
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as shown:
+    with Progress(*columns, console=Console(stderr=True), transient=True) as shown, _logs_above_bar():
         task = shown.add_task(description, total=total)
 
         def update(done: int, total: int | None = None) -> None:
             shown.update(task, completed=done, total=total if total is not None else shown.tasks[0].total)
 
         yield update
+
+
+@contextlib.contextmanager
+def _logs_above_bar() -> Iterator[None]:
+    """While a bar is drawn, rich replaces sys.stderr with a proxy that prints above the bar; the log
+    handlers still held the real stderr and wrote into the bar's line. Point them at the proxy."""
+    import logging
+
+    handlers = [h for h in logging.getLogger().handlers if isinstance(h, logging.StreamHandler)]
+    before = [h.setStream(sys.stderr) for h in handlers]
+    try:
+        yield
+    finally:
+        for handler, stream in zip(handlers, before, strict=True):
+            if stream is not None:
+                handler.setStream(stream)
 
 
 @contextlib.contextmanager

@@ -211,13 +211,13 @@ class Host:
         self.contexts[name] = ctx
         return ctx
 
-    async def enabled_contexts(self) -> list[ModuleContext]:
+    async def enabled_contexts(self, *, say_disabled: bool = True) -> list[ModuleContext]:
         """Set up every enabled module (settings validated first); a disabled module is never started."""
         out = []
         for name in sorted(self.specs, key=lambda n: (n != "host", n)):
             if await self.enabled(name):
                 out.append(await self.context(name))
-            else:
+            elif say_disabled:
                 log.info("module %s is disabled: not starting its jobs, services or subscriptions", name)
         return out
 
@@ -399,7 +399,7 @@ class Host:
         problems += [
             f"{u.kind} {u.label}: {u.state}" + (f" ({u.last_error})" if u.last_error else "")
             for u in units
-            if u.state != "running"
+            if u.state != "running" and not u.state.startswith("idle")  # idle as configured: not a fault
         ]
         report["status"] = "degraded" if problems else "ok"
         report["degraded"] = problems
@@ -413,7 +413,9 @@ class Host:
         from host.web import server as web_server
 
         mounted = [
-            (ctx, r) for ctx in await self.enabled_contexts() for r in self.specs[ctx.name].manifest.routes
+            (ctx, r)
+            for ctx in await self.enabled_contexts(say_disabled=False)  # the scheduler said it already
+            for r in self.specs[ctx.name].manifest.routes
         ]
         app = await web_app.build_app(
             self.health,
@@ -460,6 +462,7 @@ class Host:
         try:
             await stop.wait()
         finally:
+            self.supervisor.stopping = True
             await server.close()
             for task in background:
                 task.cancel()

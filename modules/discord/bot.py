@@ -23,7 +23,7 @@ from discord.gateway import DiscordWebSocket
 
 from host import settings as host_settings
 from host.errors import UserError
-from host.module import ModuleContext
+from host.module import Idle, ModuleContext
 from host.net.fetcher import Fetcher
 from modules.discord import commands, post, store
 from modules.discord.format import Item, Source, embed
@@ -297,10 +297,11 @@ async def poster(bot: FeedBot) -> None:
 async def run(ctx: ModuleContext) -> None:
     """The service: runs until cancelled; without a token it stays offline (and says so once)."""
     token = str(ctx.settings["bot_token"])
-    if not token:
-        log.warning("discord: discord.bot_token is not set; the bot stays offline")
-        await asyncio.Event().wait()
+    if not token:  # not a fault: most hosts never use Discord. Setting the token starts the bot.
+        log.info("discord: discord.bot_token is not set; the bot stays offline")
+        raise Idle("discord.bot_token is not set (`feedeater settings set discord.bot_token TOKEN`)")
     configure_endpoints(str(ctx.settings["api_base"]), str(ctx.settings["gateway_url"]))
+    discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False  # no voice: nothing to warn about
     bot = FeedBot(ctx)
     posting = asyncio.create_task(poster(bot), name="discord-poster")
     try:
