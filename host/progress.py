@@ -18,7 +18,6 @@ from typing import Any
 
 from host.textfmt import duration
 
-
 MIN_RATE_S = 1.0  # a rate (and time left) is given once a run has gone on this long
 
 
