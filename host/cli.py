@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import json
 import os
 import signal
@@ -471,7 +472,13 @@ async def cmd_bus_tail(host: Host, args: argparse.Namespace) -> int:
     import asyncio
 
     from host import bus
+    from host.events import subject_problem
 
+    if (why := subject_problem(args.subject)) is not None:
+        raise UserError(
+            f"{args.subject!r} is not a subject: {why}",
+            "e.g. `feedeater bus tail 'feedeater.rss.>'` or `feedeater bus tail 'feedeater.*.messageCreated'`",
+        )
     url = host.config.nats_url or await asyncio.to_thread(host.services.nats.start)
     nc = await bus.connect(str(url))
     seen = 0
@@ -526,9 +533,12 @@ async def cmd_contexts(host: Host, args: argparse.Namespace) -> int:
             ctx = await contexts.get(conn, owner, source_key)
             if ctx is None and not await contexts.messages(conn, owner, source_key, limit=1):
                 # Nothing was ever published for it: a typo or a source that does not exist, not "pending".
+                known = [f"{r['owner_module']}:{r['source_key']}" for r in await contexts.list_all(conn)]
+                close = [k for k in known if k.endswith(args.key)] or difflib.get_close_matches(args.key, known, 3)
                 raise UserError(
                     f"no context {args.key}: nothing has been published for it",
-                    "list contexts with `feedeater contexts list`; a feed's context follows its first entries",
+                    (f"did you mean {' or '.join(close)}? " if close else "")
+                    + "list contexts with `feedeater contexts list`; a feed's context follows its first entries",
                 )
             if ctx is None:
                 emit(

@@ -23,6 +23,19 @@ def subject(module: str, event: str) -> str:
     return f"feedeater.{module}.{event}"
 
 
+def subject_problem(text: str) -> str | None:
+    """Why `text` is not a NATS subject to subscribe to (tokens split by dots, no spaces, `*` a whole
+    token, `>` only last), or None (pure): nats-py raised BadSubjectError from deep in a traceback."""
+    tokens = text.split(".")
+    if not text or any(not t for t in tokens):
+        return "it has an empty token (two dots, or a dot at either end)"
+    if any(c.isspace() for c in text):
+        return "it contains a space"
+    if any(("*" in t or ">" in t) and len(t) > 1 for t in tokens) or ">" in tokens[:-1]:
+        return "wildcards stand alone: `*` for one token, `>` for the rest, only at the end"
+    return None
+
+
 def iso_z(dt: datetime) -> str:
     """ISO-8601 UTC with millisecond precision and a `Z`, like JavaScript's toISOString (upstream rejects +00:00)."""
     if dt.tzinfo is None:

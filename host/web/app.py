@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from host.module import ModuleContext, Routes
-from host.web import auth, contexts, errors
+from host.web import auth, contexts, docs, errors
 
 HealthCheck = Callable[[], Awaitable[dict[str, Any]]]
 
@@ -29,7 +29,8 @@ async def build_app(
     bind_host: str = "127.0.0.1",
 ) -> FastAPI:
     """`bind_host` decides the API's auth policy (host.web.auth): beyond loopback every request needs a token."""
-    app = FastAPI(title="feedeater", version=version, docs_url="/api/docs", redoc_url=None)
+    app = FastAPI(title="feedeater", version=version, docs_url=None, redoc_url=None)
+    docs.mount(app)  # /api/docs from bundled files: FastAPI's loads them from a CDN
     loopback = auth.is_loopback(bind_host)
     app.state.auth = auth.AuthPolicy(pool, loopback=loopback)
     auth.document(app, loopback=loopback)

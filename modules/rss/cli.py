@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import uuid
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -342,7 +343,23 @@ async def _set(host: Host, args: argparse.Namespace) -> Result:
     return {
         "id": updated.id,
         "changed": changes,
-    }, lambda d: f"feed {d['id']}: " + ", ".join(f"{k}={v}" for k, v in d["changed"].items())
+    }, lambda d: f"feed {d['id']}: " + ", ".join(describe_change(k, v) for k, v in d["changed"].items())
+
+
+def describe_change(key: str, value: Any) -> str:
+    """A `rss set` change in words (pure): `polled every 30 min`, not `interval=1800`."""
+    if key == "interval":
+        return "polled adaptively (the default)" if value is None else f"polled every {textfmt.duration(value)}"
+    if key in ("enabled", "full_text"):
+        return {"enabled": ("enabled", "disabled"), "full_text": ("full text fetched", "full text off")}[key][
+            0 if value else 1
+        ]
+    if key == "folder":
+        return f"in folder {value}" if value else "in no folder"
+    if key == "title":
+        return f"titled {value!r}" if value else "titled as the feed says"
+    unit = {"retention": "days", "lookback": "hours"}[key]
+    return f"{key} {value} {unit}" if value is not None else f"{key} the default (rss.{key}_{unit})"
 
 
 def _check_import_path(path: Path) -> None:
@@ -405,22 +422,31 @@ async def _export(host: Host, args: argparse.Namespace) -> Result:
 
 
 async def _entries(host: Host, args: argparse.Namespace) -> Result:
-    from host.cli import table
+    from host.cli import table, where
     from modules.rss import store
     from modules.rss.api.models import EntrySummary
     from modules.rss.search.query import parse_since
+    from modules.rss.store import reading
 
     if not 1 <= args.limit <= 1000:
         raise UserError(f"--limit {args.limit} is out of range", "give 1 to 1000")
     since = parse_since(args.since) if args.since else None
     async with host.require_pool().acquire() as conn:
         feed_id = (await store.get_feed(conn, args.feed)).id if args.feed else None
+        before = await reading.position(conn, args.before) if args.before is not None else None
         rows = [
             EntrySummary.model_validate(r).model_dump()
             for r in await store.list_entries(
-                conn, feed_id=feed_id, since=since, unread=args.unread, starred=args.starred, limit=args.limit
+                conn,
+                feed_id=feed_id,
+                since=since,
+                unread=args.unread,
+                starred=args.starred,
+                before=before,
+                limit=args.limit,
             )
         ]
+    more = f"; older ones: the same command with --before {rows[-1]['id']}" if len(rows) == args.limit else ""
     return (
         rows,
         lambda d: (
@@ -438,9 +464,14 @@ async def _entries(host: Host, args: argparse.Namespace) -> Result:
                 ["id", "", "date", "feed", "title"],
                 limits={3: 24},
             )
-            + "\n(• unread, ★ starred; read one with `feedeater rss entry ID`)"
+            + f"\n(• unread, ★ starred; read one with `feedeater rss entry ID`{more})"
             if d
             else "no entries"
+            + (
+                ""
+                if args.feed or args.since or args.unread or args.starred or args.before
+                else f" in {where(host)}"
+            )
         ),
     )
 
@@ -450,8 +481,21 @@ async def _entry(host: Host, args: argparse.Namespace) -> Result:
     from modules.rss.api.models import Entry
 
     async with host.require_pool().acquire() as conn:
-        row = Entry.model_validate(await store.get_entry(conn, args.entry)).model_dump()
+        row = Entry.model_validate(await store.get_entry(conn, entry_ref(args.entry))).model_dump()
     return row, _entry_text
+
+
+def entry_ref(text: str) -> int | uuid.UUID:
+    """An entry id, or its message id (the UUID in bus events and the API), as the API takes either."""
+    if text.strip().isdigit():
+        return int(text)
+    try:
+        return uuid.UUID(text.strip())
+    except ValueError:
+        raise UserError(
+            f"{text!r} is neither an entry id nor a message id",
+            "give the number `rss entries` shows, or the UUID of a bus event's message.id",
+        ) from None
 
 
 def _entry_text(e: dict[str, Any]) -> str:
@@ -474,25 +518,43 @@ def _entry_text(e: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def toggle(on: bool, off: bool, on_flag: str, off_flag: str) -> bool | None:
+    """Two opposite flags (--read/--unread) → True, False, or None when neither; both is a mistake."""
+    if on and off:
+        raise UserError(f"{on_flag} and {off_flag} contradict each other", f"give {on_flag} or {off_flag}")
+    return True if on else False if off else None
+
+
 async def _mark(host: Host, args: argparse.Namespace) -> Result:
     from modules.rss import store
+    from modules.rss.store import reading
 
-    if args.read is None and args.starred is None:
+    read = toggle(args.read, args.unread, "--read", "--unread")
+    starred = toggle(args.star, args.unstar, "--star", "--unstar")
+    if read is None and starred is None:
         raise UserError("nothing to mark", "add --read, --unread, --star or --unstar")
+    if bool(args.entries) == bool(args.feed):
+        raise UserError(
+            "mark entries by id, or a whole feed with --feed",
+            "e.g. `rss mark 12 13 --read` or `rss mark --feed 3 --read`",
+        )
     async with host.require_pool().acquire() as conn:
-        found = await store.mark_entries(conn, args.entries, read=args.read, starred=args.starred)
-    missing = sorted(set(args.entries) - set(found))
+        wanted = args.entries or await reading.feed_entry_ids(
+            conn, (await store.get_feed(conn, args.feed)).id
+        )
+        found = await store.mark_entries(conn, wanted, read=read, starred=starred)
+    missing = sorted(set(wanted) - set(found))
     if missing:
         raise UserError(
             f"no entry {', '.join(map(str, missing))}", "list entries with `feedeater rss entries`"
         )
-    what = [
-        w for w, v in (("read", args.read), ("unread", args.read is False), ("starred", args.starred)) if v
-    ] + (["unstarred"] if args.starred is False else [])
+    what = [w for w, v in (("read", read), ("unread", read is False), ("starred", starred)) if v] + (
+        ["unstarred"] if starred is False else []
+    )
     return {
         "entries": found,
-        "read": args.read,
-        "starred": args.starred,
+        "read": read,
+        "starred": starred,
     }, lambda d: f"marked {plural(len(d['entries']), 'entry', 'entries')} {' and '.join(what)}"
 
 
@@ -570,14 +632,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--unread", action="store_true", help="only unread entries")
     p.add_argument("--starred", action="store_true", help="only starred entries")
     p.add_argument("--limit", type=int, default=20)
+    p.add_argument(
+        "--before", type=int, default=None, metavar="ID", help="page on: entries older than entry ID"
+    )
     p = action("entry", "read one entry: title, feed, date, link, text, enclosures")
-    p.add_argument("entry", type=int, help="entry id (from `rss entries` or `search`)")
-    p = action("mark", "mark entries read/unread, starred/unstarred")
-    p.add_argument("entries", nargs="+", type=int, metavar="entry", help="entry ids")
-    p.add_argument("--read", dest="read", action="store_const", const=True, default=None)
-    p.add_argument("--unread", dest="read", action="store_const", const=False)
-    p.add_argument("--star", dest="starred", action="store_const", const=True, default=None)
-    p.add_argument("--unstar", dest="starred", action="store_const", const=False)
+    p.add_argument("entry", help="entry id (from `rss entries` or `search`), or its message id (UUID)")
+    p = action("mark", "mark entries (or a whole feed) read/unread, starred/unstarred")
+    p.add_argument("entries", nargs="*", type=int, metavar="entry", help="entry ids")
+    p.add_argument("--feed", default=None, help="every entry of this feed (id or URL)")
+    p.add_argument("--read", action="store_true")
+    p.add_argument("--unread", action="store_true")
+    p.add_argument("--star", action="store_true")
+    p.add_argument("--unstar", action="store_true")
     p = action("backfill", "walk the feed's RFC 5005 archive (prev-archive) or paged (next) documents now")
     p.add_argument("feed", help="feed id or URL")
     p.add_argument("--max-pages", type=int, default=None, help="page bound (default: rss.backfill_max_pages)")

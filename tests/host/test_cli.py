@@ -333,3 +333,19 @@ def test_commands_from_another_directory_reach_the_same_instance(tmp_path: Path)
         assert not (first / ".feedeater").exists()
     finally:
         run(first, "services", "down")
+
+
+def test_bad_bus_subject_and_unknown_context_are_one_line_with_a_fix(cli_env: dict[str, str]) -> None:
+    """Issue #20: `bus tail 'foo bar'` ended in nats-py's BadSubjectError traceback; the README's
+    `contexts show digest:morning` named a key that is really `digest:digest:morning`."""
+    assert_one_line_error(
+        feedeater(cli_env, "bus", "tail", "foo bar"), "'foo bar' is not a subject: it contains a space"
+    )
+    assert_one_line_error(feedeater(cli_env, "bus", "tail", "feedeater.>.x"), "wildcards stand alone")
+    built = feedeater(cli_env, "digest", "build", "--type", "morning")
+    assert built.returncode == 0, built.stderr
+    assert_one_line_error(
+        feedeater(cli_env, "contexts", "show", "digest:morning"), "did you mean digest:digest:morning?"
+    )
+    shown = feedeater(cli_env, "contexts", "show", "digest:digest:morning")
+    assert shown.returncode == 0 and shown.stdout.startswith("digest:digest:morning"), shown

@@ -289,3 +289,38 @@ def test_import_shows_a_progress_bar_on_a_terminal(
     shown = b"".join(chunks).decode(errors="replace")
     assert "fetching new feeds" in shown and "3/3" in shown  # rich's bar, drawn on the terminal
     assert "imported 3 feeds (0 already present)" in shown
+
+
+def test_reading_on_the_second_day(env: dict[str, str], feed_server: FeedServer) -> None:
+    """Issue #20's smaller items: the CLI could not page past a page of entries or mark a whole feed read;
+    `--read --unread` was accepted; a message id was refused; `rss set` echoed `interval=1800`, `None`,
+    `True`; an unknown folder listed nothing, silently."""
+    items = [(f"g{i}", f"Story {i}", ago(hours=i + 1), f"Body {i}.") for i in range(5)]
+    feed_server.route("/feed", Route(body=rss(items, title="Daily")))
+    feed = json.loads(ok(env, "rss", "add", feed_server.url("/feed"), "--json"))["id"]
+
+    seen: list[int] = []
+    page = json.loads(ok(env, "rss", "entries", "--limit", "2", "--json"))
+    while page:
+        seen += [e["id"] for e in page]
+        page = json.loads(ok(env, "rss", "entries", "--limit", "2", "--before", str(seen[-1]), "--json"))
+    assert len(seen) == len(set(seen)) == 5
+    assert f"older ones: the same command with --before {seen[1]}" in ok(
+        env, "rss", "entries", "--limit", "2"
+    )
+
+    assert ok(env, "rss", "mark", "--feed", str(feed), "--read") == "marked 5 entries read\n"
+    assert json.loads(ok(env, "rss", "entries", "--unread", "--json")) == []
+    assert_one_line_error(feedeater(env, "rss", "mark", str(seen[0]), "--read", "--unread"), "contradict")
+    assert_one_line_error(feedeater(env, "rss", "mark", "--read"), "a whole feed with --feed")
+
+    entry = json.loads(ok(env, "rss", "entry", str(seen[0]), "--json"))
+    by_message = json.loads(ok(env, "rss", "entry", entry["message_id"], "--json"))
+    assert by_message["id"] == seen[0]
+    assert_one_line_error(feedeater(env, "rss", "entry", "first"), "neither an entry id nor a message id")
+
+    changed = ok(env, "rss", "set", str(feed), "interval=30", "enabled=true", "folder=", "retention=default")
+    assert changed == (
+        f"feed {feed}: polled every 30 min, enabled, in no folder, retention the default (rss.retention_days)\n"
+    )
+    assert_one_line_error(feedeater(env, "rss", "list", "--folder", "Nope"), "no folder 'Nope'")

@@ -78,6 +78,19 @@ async def get_entry(conn: asyncpg.Connection, entry_id: int | uuid.UUID) -> dict
     return dict(row)
 
 
+async def position(conn: asyncpg.Connection, entry_id: int) -> tuple[datetime, int]:
+    """An entry's place in the newest-first order (effective_at, id): `rss entries --before ID` continues
+    after it."""
+    at = await conn.fetchval("SELECT effective_at FROM mod_rss.entries WHERE id = $1", entry_id)
+    if at is None:
+        raise UserError(f"no entry {entry_id}", "give an id from `feedeater rss entries`")
+    return at, entry_id
+
+
+async def feed_entry_ids(conn: asyncpg.Connection, feed_id: int) -> list[int]:
+    return [r["id"] for r in await conn.fetch("SELECT id FROM mod_rss.entries WHERE feed_id = $1", feed_id)]
+
+
 async def mark_entries(
     conn: asyncpg.Connection, entry_ids: Sequence[int], *, read: bool | None, starred: bool | None
 ) -> list[int]:
