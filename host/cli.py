@@ -534,7 +534,9 @@ async def cmd_contexts(host: Host, args: argparse.Namespace) -> int:
             if ctx is None and not await contexts.messages(conn, owner, source_key, limit=1):
                 # Nothing was ever published for it: a typo or a source that does not exist, not "pending".
                 known = [f"{r['owner_module']}:{r['source_key']}" for r in await contexts.list_all(conn)]
-                close = [k for k in known if k.endswith(args.key)] or difflib.get_close_matches(args.key, known, 3)
+                close = [k for k in known if k.endswith(args.key)] or difflib.get_close_matches(
+                    args.key, known, 3
+                )
                 raise UserError(
                     f"no context {args.key}: nothing has been published for it",
                     (f"did you mean {' or '.join(close)}? " if close else "")

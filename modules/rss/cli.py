@@ -349,7 +349,9 @@ async def _set(host: Host, args: argparse.Namespace) -> Result:
 def describe_change(key: str, value: Any) -> str:
     """A `rss set` change in words (pure): `polled every 30 min`, not `interval=1800`."""
     if key == "interval":
-        return "polled adaptively (the default)" if value is None else f"polled every {textfmt.duration(value)}"
+        return (
+            "polled adaptively (the default)" if value is None else f"polled every {textfmt.duration(value)}"
+        )
     if key in ("enabled", "full_text"):
         return {"enabled": ("enabled", "disabled"), "full_text": ("full text fetched", "full text off")}[key][
             0 if value else 1
