@@ -192,8 +192,9 @@ def test_settings_and_status_read_well(cli_env: dict[str, str]) -> None:
     assert any("…" in line for line in lines)  # long descriptions and prompts are cut, not wrapped
     status = feedeater(cli_env, "status")
     assert status.returncode == 0, status.stderr
-    first = status.stdout.splitlines()[:2]
-    assert first[0].startswith("postgres: external at postgresql://") and first[1].startswith(
+    first = status.stdout.splitlines()[:3]
+    assert first[0] == f"data: {cli_env['FEEDEATER_HOME']}"
+    assert first[1].startswith("postgres: external at postgresql://") and first[2].startswith(
         "nats: external at nats://"
     )
     # a source nothing was published for is not "pending" (tests/rss/test_cli_reading.py: a new feed's is)

@@ -23,7 +23,10 @@ class Collect(logging.Handler):
         self.levels.append(record.levelname)
 
 
-async def test_overlapping_runs_are_reported_once_per_overlap_with_progress() -> None:
+async def test_overlapping_runs_are_reported_once_per_overlap_with_progress(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO)  # the overlap line is INFO (`run` logs at INFO)
     scheduler_log = logging.getLogger("apscheduler.scheduler")
     overlap_filter = logs.OverlapFilter()  # what logs.setup installs
     scheduler_log.addFilter(overlap_filter)
