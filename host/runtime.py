@@ -251,7 +251,7 @@ class Host:
             await spec.reconfigure(ctx, change.live)
         if change.services and self.supervisor is not None:
             self.supervisor.restart_services(ctx.name)
-        if change.restart != self.restart_needed.get(ctx.name, frozenset()):
+        if change.restart and change.restart != self.restart_needed.get(ctx.name, frozenset()):
             log.warning(
                 "settings %s changed: they apply when this host restarts",
                 ", ".join(f"{ctx.name}.{k}" for k in sorted(change.restart)),
