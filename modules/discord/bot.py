@@ -310,7 +310,7 @@ async def run(ctx: ModuleContext) -> None:
         raise UserError(
             "discord.bot_token was refused by Discord",
             "copy the bot's token from the Developer Portal into "
-            "`feedeater settings set discord.bot_token TOKEN`, then restart `feedeater run`",
+            "`feedeater settings set discord.bot_token TOKEN`: running hosts restart the bot with it",
         ) from None
     finally:
         posting.cancel()
