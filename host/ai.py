@@ -83,6 +83,7 @@ AI_SETTINGS: tuple[Setting, ...] = (
         OLLAMA_BASE_URL,
         "OpenAI-compatible API base URL (default: local Ollama)",
         check=validate.url(),
+        receives="openai_api_key",
     ),
     Setting("openai_api_key", "str", "", "API key for the OpenAI-compatible API", secret=True),
     Setting(

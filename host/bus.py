@@ -17,6 +17,7 @@ from nats.js.errors import NotFoundError
 from host.backoff import Backoff
 from host.errors import UserError
 from host.events import STREAM, STREAM_SUBJECTS
+from host.redact import redact
 
 log = logging.getLogger("feedeater.bus")
 
@@ -34,7 +35,7 @@ async def connect(url: str, *, name: str = "feedeater", connect_timeout: float =
 
     if not await _any_reachable(url, connect_timeout):
         raise UserError(
-            f"cannot connect to NATS at {url}: no server answered",
+            f"cannot connect to NATS at {redact(url)}: no server answered",
             "check FEEDEATER_NATS_URL, or unset it to use the embedded nats-server",
         )
     try:
@@ -49,7 +50,7 @@ async def connect(url: str, *, name: str = "feedeater", connect_timeout: float =
         )
     except Exception as exc:
         raise UserError(
-            f"cannot connect to NATS at {url}: {exc or type(exc).__name__}",
+            f"cannot connect to NATS at {redact(url)}: {exc or type(exc).__name__}",
             "check FEEDEATER_NATS_URL, or unset it to use the embedded nats-server",
         ) from None
 
@@ -142,7 +143,7 @@ class BusLink:
             else:
                 self.nc, self.js = nc, js
                 self.attached.set()
-                log.info("attached to NATS at %s", self.url)
+                log.info("attached to NATS at %s", redact(self.url))
                 return True
             attempts += 1
             delay = backoff.delay(attempts)

@@ -80,14 +80,14 @@ async def cmd_services(host: Host, args: argparse.Namespace) -> int:
         )
         emit(
             args,
-            {"database_url": ep.database_url, "nats_url": ep.nats_url},
+            {"database_url": _redacted(ep.database_url), "nats_url": _redacted(ep.nats_url)},
             lambda d: f"postgres: {d['database_url']}\nnats:     {d['nats_url']}",
         )
     elif args.action == "down":
         await asyncio.to_thread(svc.down)
         emit(args, {"stopped": True}, lambda _d: "embedded services stopped")
     else:
-        data = [s.as_dict() for s in svc.status()]
+        data = [{**s.as_dict(), "url": _redacted(s.url)} for s in svc.status()]
         emit(
             args,
             data,
@@ -120,7 +120,7 @@ async def cmd_run(host: Host, args: argparse.Namespace) -> int:
     print(
         f"feedeater: data in {host.config.home}\n"
         f"  postgres: {_redacted(host.endpoints.database_url)}\n"
-        f"  nats:     {host.endpoints.nats_url}\n"
+        f"  nats:     {_redacted(host.endpoints.nats_url)}\n"
         f"  console:  http://{host.config.http_host}:{host.config.http_port or '<free port>'}/\n"
         f"  health:   http://{host.config.http_host}:{host.config.http_port or '<free port>'}/healthz"
         " (and /metrics)",
@@ -158,10 +158,10 @@ def _choose_http_port(host: Host) -> None:
     host.config = dataclasses.replace(host.config, http_port=port)
 
 
-def _redacted(url: str) -> str:
-    from host.db import redact
+def _redacted(url: str | None) -> str | None:
+    from host.redact import redact
 
-    return redact(url)
+    return redact(url) if url else url
 
 
 async def cmd_status(host: Host, args: argparse.Namespace) -> int:
@@ -203,7 +203,7 @@ def _services(host: Host) -> list[dict[str, Any]]:
     external = {"postgres": host.config.database_url, "nats": host.config.nats_url}
     out = []
     for s in host.services.status():
-        row = s.as_dict()
+        row = {**s.as_dict(), "url": _redacted(s.url)}
         if url := external.get(s.name):
             row.update(running=True, url=_redacted(url), data_dir=None, external=True)
         out.append(row)
@@ -639,12 +639,12 @@ async def cmd_api(host: Host, args: argparse.Namespace) -> int:
     async with host.require_pool().acquire() as conn:
         if args.action == "create":
             name = args.name or f"token-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-            created = ApiTokenCreated.model_validate(await tokens.create(conn, name)).model_dump()
+            created = ApiTokenCreated.model_validate(await tokens.create(conn, name, args.scope)).model_dump()
             emit(
                 args,
                 created,
                 lambda d: (
-                    f"API token {d['id']} ({d['name']}), shown only this once:\n{d['token']}\n"
+                    f"API token {d['id']} ({d['name']}, {d['scope']}), shown only this once:\n{d['token']}\n"
                     "send it as `Authorization: Bearer <token>`; revoke it with "
                     f"`feedeater api token revoke {d['id']}`"
                 ),
@@ -661,6 +661,7 @@ async def cmd_api(host: Host, args: argparse.Namespace) -> int:
                     (
                         t["id"],
                         t["name"],
+                        t["scope"],
                         t["prefix"] + "…",
                         textfmt.when(t["created_at"]),
                         textfmt.relative(t["last_used_at"]),
@@ -668,7 +669,7 @@ async def cmd_api(host: Host, args: argparse.Namespace) -> int:
                     )
                     for t in d
                 ],
-                ["id", "name", "token", "created", "used", "state"],
+                ["id", "name", "scope", "token", "created", "used", "state"],
             )
             if d
             else nothing(host, "no API tokens", "create one with `feedeater api token create --name NAME`")
@@ -721,6 +722,12 @@ def build_parser(specs: dict[str, module.ModuleSpec]) -> argparse.ArgumentParser
     p.add_argument("action", choices=["create", "list", "revoke"])
     p.add_argument("token", nargs="?", help="revoke: the token's id, name, or the token itself")
     p.add_argument("--name", default=None, help="create: a name to recognize the token by")
+    p.add_argument(
+        "--scope",
+        choices=["read", "write"],
+        default="write",
+        help="create: read (GET only) or write (everything; the default)",
+    )
     for spec in specs.values():
         if spec.cli is not None:
             spec.cli(sub)

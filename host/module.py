@@ -62,6 +62,10 @@ class Setting:
     choices: tuple[str, ...] = ()
     check: Callable[[Any], str | None] | None = None  # why a typed value is refused (host.validate), or None
     applies: Applies = "live"
+    # The key of a secret setting this address is sent to (an API base URL and its key): the console
+    # changes it only when the secret is given again in the same form, so whoever can change settings
+    # cannot redirect a stored secret (host.console.forms.validate).
+    receives: str = ""
 
 
 JobHandler = Callable[["ModuleContext"], Awaitable[Mapping[str, Any]]]
@@ -162,6 +166,9 @@ class Routes:
     # Endpoints that authenticate their callers themselves (a WebSub hub signs its pushes with HMAC):
     # mounted without the API's bearer-token rule.
     public: bool = False
+    # The largest request body its endpoints accept, checked before anything reads it (None: the host's
+    # 1 MiB). An upload endpoint raises it; the API's token is checked before the body either way.
+    max_body_bytes: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

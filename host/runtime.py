@@ -68,6 +68,7 @@ class Host:
         self.started_at: datetime | None = None  # when `run` started (its host.hosts row)
         self.restart_needed: dict[str, frozenset[str]] = {}  # module → stored keys only a restart applies
         self.settings_errors: dict[str, str] = {}  # module → a stored value it refused (kept the old one)
+        self.http_app: Any = None  # the ASGI app `run` serves (FastAPI)
 
     # -- lifecycle -----------------------------------------------------------------------------
     async def open(
@@ -423,8 +424,11 @@ class Host:
             version=_version(),
             pool=self.require_pool(),
             bind_host=self.config.http_host,
+            public_hosts=self.config.public_hosts,
+            trusted_proxies=self.config.trusted_proxies,
         )
         await console_app.mount(app, self, [(ctx, r) for ctx, r in mounted if r.pages])
+        self.http_app = app
         return await web_server.serve(app, self.config.http_host, self.config.http_port)
 
     async def run(self, stop: asyncio.Event) -> None:

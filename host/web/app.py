@@ -6,6 +6,7 @@ Modules declare `Routes` in their manifest; each router is mounted under `Routes
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -14,8 +15,9 @@ from fastapi import APIRouter, Depends, FastAPI
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from host.errors import UserError
 from host.module import ModuleContext, Routes
-from host.web import auth, contexts, docs, errors
+from host.web import auth, contexts, docs, errors, gate, network
 
 HealthCheck = Callable[[], Awaitable[dict[str, Any]]]
 
@@ -27,21 +29,38 @@ async def build_app(
     version: str,
     pool: asyncpg.Pool,
     bind_host: str = "127.0.0.1",
+    public_hosts: Sequence[str] = (),
+    trusted_proxies: Sequence[str] = (),
 ) -> FastAPI:
-    """`bind_host` decides the API's auth policy (host.web.auth): beyond loopback every request needs a token."""
+    """`bind_host` decides the API's auth policy (host.web.auth): beyond loopback every request needs a
+    token. `public_hosts` and `trusted_proxies` configure the gate (host.web.gate): the names it answers
+    to, and whose forwarding headers it believes."""
     app = FastAPI(title="feedeater", version=version, docs_url=None, redoc_url=None)
-    docs.mount(app)  # /api/docs from bundled files: FastAPI's loads them from a CDN
+    docs.mount(app)  # /api/docs from bundled files: FastAPI's page loads them from a CDN
     loopback = auth.is_loopback(bind_host)
     app.state.auth = auth.AuthPolicy(pool, loopback=loopback)
     auth.document(app, loopback=loopback)
     errors.install(app)
+    try:
+        proxies = network.networks(trusted_proxies)
+    except ValueError as exc:
+        raise UserError(
+            f"FEEDEATER_HTTP_TRUSTED_PROXIES: {exc}",
+            "list proxy addresses or ranges, e.g. 127.0.0.1,10.0.0.0/8",
+        ) from None
+    names = network.Names.build(public_hosts, own=(bind_host, socket.gethostname()))
+    app.add_middleware(gate.Gate, names=names, proxies=proxies)
 
-    def mount(router: APIRouter, prefix: str, tag: str, *, public: bool = False) -> None:
-        """Every router gets the same auth rules (unless it authenticates its callers itself) and
-        declares the same error shape."""
-        app.include_router(
+    def mount(router: APIRouter, routes: Routes | None, tag: str) -> None:
+        """Every router gets the same auth rules (unless it authenticates its callers itself), body
+        limit and error shape."""
+        public = routes is not None and routes.public
+        gate.include(
+            app,
             router,
-            prefix=prefix,
+            token=not public,
+            max_body=routes.max_body_bytes if routes is not None else None,
+            prefix=routes.prefix if routes is not None else "/api/v1",
             tags=[tag],
             dependencies=[] if public else [Depends(auth.authorize)],
             responses=errors.ERROR_RESPONSES,
@@ -56,7 +75,7 @@ async def build_app(
     async def metrics() -> Response:
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
-    mount(contexts.build(pool), "/api/v1", "host")
+    mount(contexts.build(pool), None, "host")
     for ctx, routes in mounted:
-        mount(await routes.build(ctx), routes.prefix, ctx.name, public=routes.public)
+        mount(await routes.build(ctx), routes, ctx.name)
     return app

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -48,6 +48,7 @@ class ApiToken(BaseModel):
 
     id: int
     name: str
+    scope: Literal["read", "write"] = Field(description="read: GET only; write: every request")
     prefix: str = Field(description="the token's first characters, to tell tokens apart")
     created_at: datetime
     last_used_at: datetime | None

@@ -55,6 +55,7 @@ MANIFEST = Manifest(
             "Discord REST API base URL",
             check=validate.url(),
             applies="services",
+            receives="bot_token",
         ),
         Setting(
             "gateway_url",
@@ -63,6 +64,7 @@ MANIFEST = Manifest(
             "Discord gateway WebSocket URL",
             check=validate.url("wss", "ws"),
             applies="services",
+            receives="bot_token",
         ),
         Setting(
             "post_interval_seconds",

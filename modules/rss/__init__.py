@@ -106,7 +106,10 @@ MANIFEST = Manifest(
     ),
     routes=(
         Routes(
-            "api", _lazy("api.routes:build"), description="REST API v1: feeds, entries, raw, search, OPML"
+            "api",
+            _lazy("api.routes:build"),
+            description="REST API v1: feeds, entries, raw, search, OPML",
+            max_body_bytes=settings.MAX_OPML_BYTES,
         ),
         Routes(
             "console",
@@ -114,6 +117,7 @@ MANIFEST = Manifest(
             prefix="/rss",
             pages=(("Feeds", "/feeds"), ("Search", "/search")),
             description="web console pages: feeds, feed detail, entries, search",
+            max_body_bytes=settings.MAX_OPML_BYTES + 64 * 1024,  # the OPML upload and its form
         ),
         Routes(
             "websub",
@@ -121,6 +125,7 @@ MANIFEST = Manifest(
             prefix="/websub",
             public=True,  # hubs carry no token: pushes are checked by their HMAC signature
             description="WebSub callbacks",
+            max_body_bytes=settings.MAX_BODY_BYTES_LIMIT,  # the callback enforces rss.max_body_bytes itself
         ),
     ),
     settings=(

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import asyncpg
 import nats
@@ -154,13 +155,17 @@ class SlowLink:
     """A TCP relay to a NATS server whose server-to-client direction is a slow link (bytes per second)."""
 
     def __init__(self, url: str, *, bytes_per_s: int) -> None:
-        self.target = url.removeprefix("nats://").rsplit(":", 1)
+        parts = urlsplit(url)
+        self.target = (parts.hostname or "127.0.0.1", parts.port or 4222)
+        self.userinfo = (
+            parts.netloc.rsplit("@", 1)[0] + "@" if "@" in parts.netloc else ""
+        )  # the server's token
         self.chunk = max(bytes_per_s // 10, 1)  # a tenth of a second's worth at a time
         self.pipes: set[asyncio.Task[None]] = set()
 
     async def __aenter__(self) -> str:
         self.server = await asyncio.start_server(self._relay, "127.0.0.1", 0)
-        return f"nats://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+        return f"nats://{self.userinfo}127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
 
     async def __aexit__(self, *_exc: object) -> None:
         self.server.close()
@@ -169,7 +174,7 @@ class SlowLink:
         await asyncio.gather(*self.pipes, return_exceptions=True)
 
     async def _relay(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
-        server_r, server_w = await asyncio.open_connection(self.target[0], int(self.target[1]))
+        server_r, server_w = await asyncio.open_connection(*self.target)
         for task in (
             self._pipe(client_r, server_w, 1 << 16, 0),
             self._pipe(server_r, client_w, self.chunk, 0.1),

@@ -36,11 +36,20 @@ from modules.rss.api.models import (
 from modules.rss.cli import feed_state, fetch_now
 
 BIGINT = 2**63 - 1
+
+
+def inert_download(fetch_id: int) -> dict[str, str]:
+    return {
+        "Content-Disposition": f'attachment; filename="fetch-{fetch_id}.bin"',
+        "X-Content-Type-Options": "nosniff",
+        "Content-Security-Policy": "sandbox; default-src 'none'",
+    }
+
+
 FeedId = Annotated[int, Path(ge=1, le=BIGINT, description="feed id (from GET /api/v1/feeds)")]
 FETCH_ID_HINT = "raw fetch ids come from the poll log and `feedeater rss show`"
 LIST_HINT = "list feeds with GET /api/v1/feeds"
 OPML_TYPES = ["text/x-opml", "application/xml", "text/xml"]
-MAX_OPML_BYTES = 10 * 1024 * 1024
 
 
 async def _feed(conn: asyncpg.Connection, feed_id: int) -> Feed:
@@ -210,14 +219,15 @@ async def build(ctx: ModuleContext) -> APIRouter:
 
     @router.get(
         "/raw/{fetch_id}/body",
-        summary="A stored raw response's body, byte for byte, with its original Content-Type",
+        summary="A stored raw response's body, byte for byte, as a download (its headers: GET /raw/{id})",
         response_class=Response,
         responses={200: {"content": {"application/octet-stream": {}}}},
     )
     async def get_raw_body(fetch_id: int = Path(ge=1, le=BIGINT)) -> Response:
+        # A feed server chose these bytes: served with its Content-Type they would run as a page of this
+        # origin (the console's). Always an inert download: no type to sniff, no scripts, no framing.
         row = await _raw(fetch_id)
-        headers = {k.lower(): v for k, v in row["headers"].items()}
-        return Response(row["body"], media_type=headers.get("content-type", "application/octet-stream"))
+        return Response(row["body"], media_type="application/octet-stream", headers=inert_download(fetch_id))
 
     # -- search ----------------------------------------------------------------------------------
     @router.get("/search", summary="Hybrid search (semantic + full text), as `feedeater search`")
@@ -258,8 +268,6 @@ async def build(ctx: ModuleContext) -> APIRouter:
             openapi_examples={"opml": {"value": "<opml version='2.0'>…</opml>"}},
         ),
     ) -> OpmlImportResult:
-        if len(body) > MAX_OPML_BYTES:
-            raise HttpError(413, "the OPML document is larger than 10 MiB", "split it into several imports")
         try:
             async with pool.acquire() as conn:
                 imported = await subscribe.import_opml(
