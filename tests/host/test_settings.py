@@ -12,13 +12,13 @@ import asyncpg
 import httpx
 import pytest
 
-from host import livesettings
+from host import db, livesettings
 from host.module import Manifest, Setting
 from host.services import free_port
 from modules.rss import store
 from tests.feedserver import FeedServer, Route, ago, rss
 from tests.host.test_cli import assert_one_line_error
-from tests.services import HostProcess, feedeater, feedeater_env, health, make_host, until
+from tests.services import HostProcess, feedeater, feedeater_env, health, until
 
 PRIVATE = "FEEDEATER_RSS_ALLOW_PRIVATE_NETWORKS"
 
@@ -152,9 +152,8 @@ async def test_a_running_host_applies_settings_set_within_seconds(
     """The issue's second day: `settings set rss.allow_private_networks true` (the fix the refusal names)
     reached `rss add` but not the running host, which kept refusing its feeds until restarted."""
     env = feedeater_env(tmp_path / "cli", database_url, nats_url, unset=[PRIVATE])
-    setup = make_host(tmp_path / "setup", database_url, nats_url)
-    await setup.open(with_bus=False)
-    pool = setup.require_pool()
+    assert (await asyncio.to_thread(feedeater, env, "migrate")).returncode == 0
+    pool = await db.create_pool(database_url, max_size=2)  # the test's own view of the database
     port = free_port()
     proc: HostProcess | None = None
     try:
@@ -232,7 +231,7 @@ async def test_a_running_host_applies_settings_set_within_seconds(
     finally:
         if proc is not None:
             proc.stop()
-        await setup.close()
+        await pool.close()
     assert proc is not None and "Traceback" not in proc.output(), proc.output()[-3000:]
     assert "settings applied: rss.allow_private_networks" in proc.output()
     # A host that stopped cleanly leaves nothing behind in `status` (each restart added stopped copies).
