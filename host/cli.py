@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import difflib
 import json
 import os
@@ -189,6 +190,7 @@ async def cmd_status(host: Host, args: argparse.Namespace) -> int:
             "pending": ob.pending,
             "lag_seconds": ob.lag_seconds,
             "oldest_pending_at": ob.oldest_pending_at,
+            "stalled": [dataclasses.asdict(stalled) for stalled in ob.stalled],
         },
         "last_runs": await _last_runs(host),
         "hosts": hosts,
@@ -231,6 +233,11 @@ def _status_text(d: dict[str, Any]) -> str:
     lines.append(
         f"outbox: {d['outbox']['pending']} pending, lag {textfmt.duration(d['outbox']['lag_seconds'])}"
     )
+    lines += [
+        f"outbox: {s['pending']} on {s['subject']} not published since {textfmt.relative(s['since'])}"
+        f" ({s['attempts']} attempts): {s['error']}"
+        for s in d["outbox"]["stalled"]
+    ]
     lines.append(
         "modules: "
         + ", ".join(f"{m['name']} ({'enabled' if m['enabled'] else 'disabled'})" for m in d["modules"])

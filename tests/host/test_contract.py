@@ -13,7 +13,7 @@ import pytest
 from prometheus_client import generate_latest
 
 from host import contexts
-from host.consumers import DLQ_STREAM, ERROR_HEADER, Consumer
+from host.consumers import ERROR_HEADER, Consumer
 from host.events import Event
 from host.module import (
     Idle,
@@ -26,6 +26,7 @@ from host.module import (
     Subscription,
 )
 from host.runtime import Host
+from host.streams import DLQ as DLQ_STREAM
 from host.supervise import RESTART, Supervisor, Unit, failures_after
 from tests.services import BusReader, until
 

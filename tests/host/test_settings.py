@@ -10,11 +10,13 @@ from pathlib import Path
 
 import asyncpg
 import httpx
+import nats
 import pytest
 
 from host import db, livesettings
 from host.module import Manifest, Setting
 from host.services import free_port
+from host.streams import BUS_STREAMS
 from modules.rss import store
 from tests.feedserver import FeedServer, Route, ago, rss
 from tests.host.test_cli import assert_one_line_error
@@ -228,6 +230,12 @@ async def test_a_running_host_applies_settings_set_within_seconds(
             # The host's environment wins over a stored value: `settings set` says so.
             res = await asyncio.to_thread(feedeater, env, "settings", "set", "rss.raw_keep", "5")
             assert "host live-1 keeps FEEDEATER_RSS_RAW_KEEP from its environment" in res.stdout, res
+            # The bus streams' limits: the running host updates the streams.
+            for days in ("5", None):
+                args = ("set", "host.bus_max_age_days", days) if days else ("reset", "host.bus_max_age_days")
+                res = await asyncio.to_thread(feedeater, env, "settings", *args)
+                assert "applied by host live-1" in res.stdout, res
+                assert await _max_age_days(nats_url) == {int(days or 30)}
     finally:
         if proc is not None:
             proc.stop()
@@ -237,3 +245,12 @@ async def test_a_running_host_applies_settings_set_within_seconds(
     # A host that stopped cleanly leaves nothing behind in `status` (each restart added stopped copies).
     after = json.loads((await asyncio.to_thread(feedeater, env, "status", "--json")).stdout)
     assert after["hosts"] == [] and after["units"] == [], after
+
+
+async def _max_age_days(nats_url: str) -> set[float]:
+    nc = await nats.connect(nats_url)
+    try:
+        infos = [await nc.jetstream().stream_info(name) for name in BUS_STREAMS]
+    finally:
+        await nc.close()
+    return {float(i.config.max_age or 0) / 86400 for i in infos}
