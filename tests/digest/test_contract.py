@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from host import outbox
-from host.consumers import DLQ_STREAM
 from host.events import contract_violation
 from host.module import ModuleContext
 from host.runtime import Host
+from host.streams import DLQ as DLQ_STREAM
 from modules.digest import MANIFEST
 from modules.digest.intake.event import to_article
 from modules.discord.format import Item, Source, embed
