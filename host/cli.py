@@ -640,6 +640,10 @@ async def cmd_api(host: Host, args: argparse.Namespace) -> int:
     from host import tokens
     from host.web.models import ApiToken, ApiTokenCreated
 
+    if args.object == "login":
+        return await _api_login(host, args)
+    if args.action not in ("create", "list", "revoke"):
+        raise UserError(f"`api token {args.action}` is not a command", "use create, list or revoke")
     if args.action == "revoke" and not args.token:
         raise UserError("usage: feedeater api token revoke <id|name|token>")
     await host.open(with_bus=False)
@@ -685,6 +689,63 @@ async def cmd_api(host: Host, args: argparse.Namespace) -> int:
     return 0
 
 
+async def _api_login(host: Host, args: argparse.Namespace) -> int:
+    """`feedeater api login set|list|remove`: the user and password reader apps send (host.logins)."""
+    import getpass
+
+    from host import logins
+
+    if args.action not in ("set", "list", "remove"):
+        raise UserError(f"`api login {args.action}` is not a command", "use set, list or remove")
+    if args.action != "list" and not args.token:
+        raise UserError(f"usage: feedeater api login {args.action} NAME")
+    password = ""
+    if args.action == "set":
+        logins.check_name(args.token)
+        if sys.stdin.isatty():
+            password = getpass.getpass(f"password for {args.token}: ")
+            if getpass.getpass("again: ") != password:
+                raise UserError(
+                    "the two passwords differ", f"run `feedeater api login set {args.token}` again"
+                )
+        else:
+            password = sys.stdin.readline().rstrip("\r\n")
+    await host.open(with_bus=False)
+    async with host.require_pool().acquire() as conn:
+        if args.action == "set":
+            created = await logins.set_login(conn, args.token, password)
+            emit(
+                args,
+                {"name": args.token, "created": created},
+                lambda d: (
+                    f"login {d['name']} {'created' if d['created'] else 'has a new password (its app tokens are revoked)'}; "
+                    "reader apps send it as HTTP basic auth (Miniflux) or at /accounts/ClientLogin (Google Reader)"
+                ),
+            )
+            return 0
+        if args.action == "remove":
+            await logins.remove_login(conn, args.token)
+            emit(args, {"name": args.token, "removed": True}, lambda d: f"login {d['name']} removed")
+            return 0
+        rows = await logins.list_logins(conn)
+    emit(
+        args,
+        rows,
+        lambda d: (
+            table(
+                [
+                    (r["name"], textfmt.when(r["created_at"]), textfmt.relative(r["last_used_at"]))
+                    for r in rows
+                ],
+                ["name", "created", "used"],
+            )
+            if d
+            else "no logins (create one with `feedeater api login set NAME`)"
+        ),
+    )
+    return 0
+
+
 # -- parser --------------------------------------------------------------------------------------
 def build_parser(specs: dict[str, module.ModuleSpec]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -724,10 +785,17 @@ def build_parser(specs: dict[str, module.ModuleSpec]) -> argparse.ArgumentParser
     p.add_argument("action", choices=["list", "show"])
     p.add_argument("key", nargs="?", help="<module>:<sourceKey>, e.g. rss:feed:12")
     p.add_argument("--module", default=None)
-    p = add("api", cmd_api, "HTTP API tokens: create (shown once), list, revoke")
-    p.add_argument("object", choices=["token"])
-    p.add_argument("action", choices=["create", "list", "revoke"])
-    p.add_argument("token", nargs="?", help="revoke: the token's id, name, or the token itself")
+    p = add(
+        "api", cmd_api, "HTTP API tokens (create, list, revoke) and reader-app logins (set, list, remove)"
+    )
+    p.add_argument("object", choices=["token", "login"])
+    p.add_argument("action", choices=["create", "list", "revoke", "set", "remove"])
+    p.add_argument(
+        "token",
+        nargs="?",
+        metavar="REF",
+        help="token revoke: its id, name or the token; login set/remove: the name",
+    )
     p.add_argument("--name", default=None, help="create: a name to recognize the token by")
     p.add_argument(
         "--scope",

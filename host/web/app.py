@@ -18,6 +18,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from host.errors import UserError
 from host.module import ModuleContext, Routes
 from host.web import auth, contexts, docs, errors, gate, network
+from host.web.slashes import MergeSlashes
 
 HealthCheck = Callable[[], Awaitable[dict[str, Any]]]
 
@@ -50,6 +51,7 @@ async def build_app(
         ) from None
     names = network.Names.build(public_hosts, own=(bind_host, socket.gethostname()))
     app.add_middleware(gate.Gate, names=names, proxies=proxies)
+    app.add_middleware(MergeSlashes)  # outermost: the gate matches route policies on the merged path
 
     def mount(router: APIRouter, routes: Routes | None, tag: str) -> None:
         """Every router gets the same auth rules (unless it authenticates its callers itself), body

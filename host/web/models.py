@@ -12,6 +12,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# PostgreSQL text cannot hold NUL: strings that reach it say so in the schema (a NUL was a 500).
+NO_NUL = r"^[^\x00]*$"
+
 
 class ApiError(BaseModel):
     """Every error the API answers: what went wrong and how to fix it (the CLI's one line, split)."""

@@ -127,6 +127,21 @@ MANIFEST = Manifest(
             description="WebSub callbacks",
             max_body_bytes=settings.MAX_BODY_BYTES_LIMIT,  # the callback enforces rss.max_body_bytes itself
         ),
+        Routes(
+            "miniflux",
+            _lazy("reader.miniflux:build"),
+            prefix="",
+            public=True,  # reader apps send their own credentials: host.web.clientauth checks them
+            max_body_bytes=settings.MAX_OPML_BYTES,  # POST /v1/import
+            description="Miniflux API v1 for reader apps (/v1)",
+        ),
+        Routes(
+            "greader",
+            _lazy("reader.greader:build"),
+            prefix="",
+            public=True,
+            description="Google Reader API for reader apps (/accounts/ClientLogin, /reader/api/0)",
+        ),
     ),
     settings=(
         *settings.CORE,

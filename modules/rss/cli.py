@@ -541,9 +541,11 @@ async def _mark(host: Host, args: argparse.Namespace) -> Result:
             "e.g. `rss mark 12 13 --read` or `rss mark --feed 3 --read`",
         )
     async with host.require_pool().acquire() as conn:
-        wanted = args.entries or await reading.feed_entry_ids(
-            conn, (await store.get_feed(conn, args.feed)).id
-        )
+        if args.feed:
+            feed = reading.EntryFilter(feed_id=(await store.get_feed(conn, args.feed)).id)
+            wanted = [i for i, _ in await reading.find_entry_ids(conn, feed, limit=2**62)]
+        else:
+            wanted = args.entries
         found = await store.mark_entries(conn, wanted, read=read, starred=starred)
     missing = sorted(set(wanted) - set(found))
     if missing:

@@ -336,6 +336,17 @@ async def build(ctx: ModuleContext) -> APIRouter:
             revisions=revision_changes(row, earlier),
         )
 
+    @router.post("/entries/{entry_id}/state")
+    async def entry_state(request: Request, entry_id: int) -> RedirectResponse:
+        """Read/unread and star/unstar, through store.reading as `rss mark` and the reader-app APIs."""
+        from modules.rss.store import mark_entries
+
+        form = await request.form()
+        flags = {key: form.get(key) == "1" for key in ("read", "starred") if form.get(key) in ("0", "1")}
+        async with ctx.pool.acquire() as conn, conn.transaction():
+            await mark_entries(conn, [entry_id], read=flags.get("read"), starred=flags.get("starred"))
+        return RedirectResponse(f"/rss/entries/{entry_id}", 303)
+
     @router.get("/search")
     async def search(request: Request) -> HTMLResponse:
         from modules.rss.search import query
