@@ -145,8 +145,8 @@ async def test_digest_from_events_the_rss_module_published(
     syndicated = by_link["https://daily.example/2026/rail-line"]
     comet = by_link["https://wire.example/comet"]
     assert (original["disposition"], comet["disposition"]) == ("unique", "unique")
-    # rss hashes the link with the content, so the copy is a near duplicate found by its canonical URL.
-    assert (newsletter["disposition"], newsletter["layer"]) == ("near_duplicate", "url")
+    # rss hashes the link with the content, but the words are the same: an exact copy at the same URL.
+    assert (newsletter["disposition"], newsletter["layer"]) == ("exact_duplicate", "url")
     assert (syndicated["disposition"], syndicated["layer"]) == ("near_duplicate", "title+fingerprint")
     assert newsletter["cluster_id"] == syndicated["cluster_id"] == original["id"]
     assert original["feed_id"] is not None and original["source_name"] == "Wire"

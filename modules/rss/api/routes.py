@@ -36,7 +36,7 @@ from modules.rss.api.models import (
     RawFetch,
     SearchResults,
 )
-from modules.rss.cli import feed_state, fetch_now
+from modules.rss.cli import feed_state, fetch_now, not_pollable
 
 if TYPE_CHECKING:
     from modules.rss.subscriptions.subscribe import Imported
@@ -200,9 +200,9 @@ async def build(ctx: ModuleContext) -> APIRouter:
     async def refetch(feed_id: FeedId) -> FetchSummary:
         async with pool.acquire() as conn:
             feed = await _feed(conn, feed_id)
-        if not feed.enabled or feed.dead:
+        if (refused := not_pollable(feed_id, enabled=feed.enabled, dead=feed.dead)) is not None:
             fix = f'enable it first: PATCH /api/v1/feeds/{feed_id} with {{"enabled": true}}'
-            raise HttpError(409, f"feed {feed_id} is {feed.state}", fix)
+            raise HttpError(409, refused[0], fix)
         return FetchSummary.model_validate(await fetch_now(ctx, [feed_id]))
 
     @router.get(

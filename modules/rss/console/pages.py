@@ -301,6 +301,12 @@ async def build(ctx: ModuleContext) -> APIRouter:
 
     @router.post("/feeds/{feed_id}/poll")
     async def poll_now(feed_id: int) -> RedirectResponse:
+        from modules.rss.cli import not_pollable
+
+        async with ctx.pool.acquire() as conn:
+            feed = await views.feed(conn, feed_id)
+        if not_pollable(feed_id, enabled=feed["enabled"], dead=feed["dead"]) is not None:  # as `rss poll`
+            return RedirectResponse(f"/rss/feeds/{feed_id}?polling=refused", 303)
         _poll_soon(ctx, feed_id)
         return RedirectResponse(f"/rss/feeds/{feed_id}?polling=1", 303)
 
