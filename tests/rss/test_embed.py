@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import re
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
@@ -272,12 +273,34 @@ async def test_local_embedder_cuts_passages_to_max_tokens_but_not_queries() -> N
     whole = ai_mod.LocalEmbedder(max_tokens=0)
     (cut,) = await short.embed([long_text])
     (full,) = await whole.embed([long_text])
-    (head,) = await whole.embed([ai_mod.cut_to_tokens(long_text, 16, whole._engine.token_count)])
-    assert whole._engine.token_count(long_text) > 300
+    (head,) = await whole.embed([ai_mod.cut_to_tokens(long_text, 16, whole._engines[False].token_count)])
+    assert whole._engines[False].token_count(long_text) > 300
     assert cut == pytest.approx(head, abs=1e-6) and cut != pytest.approx(full, abs=1e-4)
     (q_short,) = await short.embed([long_text], query=True)
     (q_whole,) = await whole.embed([long_text], query=True)
     assert q_short == pytest.approx(q_whole, abs=1e-6)  # queries are never cut
+
+
+async def test_a_query_does_not_wait_behind_a_batch_of_passages() -> None:
+    """The embed job's batches take seconds on a busy machine; a search waiting for the same engine ran
+    out of its 5 s and answered from full text. Queries have an engine of their own."""
+    embedder = ai_mod.LocalEmbedder()
+    await embedder.embed(["load the passage engine"])
+    with embedder._locks[False]:  # a batch of passages in progress
+        (vector,) = await asyncio.wait_for(embedder.embed(["solar power"], query=True), 120)
+    assert len(vector) == ai_mod.LOCAL_DIMENSIONS
+
+
+async def test_the_local_engine_waits_passively_unless_told_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """OpenMP threads that spin made a query cost ~150 ms CPU on a busy machine (~20 ms passive)."""
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    await ai_mod.LocalEmbedder().embed(["solar power"], query=True)
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")  # the user's choice stands
+    await ai_mod.LocalEmbedder().embed(["solar power"], query=True)
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
 
 
 def test_build_ai_passes_the_token_cut_to_the_local_embedder() -> None:

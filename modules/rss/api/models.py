@@ -258,8 +258,13 @@ class Coverage(BaseModel):
 class SearchResults(BaseModel):
     """A search reply (`feedeater search --json`, NATS `feedeater.rss.search`, GET /search)."""
 
-    results: list[SearchHit]
+    results: list[SearchHit] = Field(description="answers at or above the relevance floor, at most `limit`")
     mode: Literal["hybrid", "text", "vector"]
     degraded_reason: str | None = None
     model: str | None = None
     coverage: Coverage | None
+    weaker: list[SearchHit] = Field(
+        default_factory=list,
+        description="the best few matches below the relevance floor (some words only, or a distant vector "
+        "neighbour), kept apart from `results`; together never more than `limit`",
+    )
