@@ -192,7 +192,9 @@ async def _poll_one(ctx: ModuleContext, claim: store.Claim, run_id: str | None) 
     seconds = time.monotonic() - started
     metrics.POLL_SECONDS.observe(seconds)
     failing = error is not None and claim.consecutive_errors + 1 >= FAILING_AFTER
-    _warn(ctx, feed.id, "fetch", [f"failing ({status})"] if failing else [], detail=error)
+    _warn(
+        ctx, feed.id, "fetch", [f"failing ({status})"] if failing else [], detail=error, level=logging.WARNING
+    )
     line = summary.fields(
         run_id=run_id or new_run_id(),
         feed_id=feed.id,
@@ -252,7 +254,7 @@ async def _handle_body(
             )
         return Counter(parse_errors=1), decision, error
     metrics.PARSE_SECONDS.observe(time.monotonic() - parse_started)
-    _warn(ctx, feed.id, "parse", _conditions(parsed))
+    _warn(ctx, feed.id, "parse", _conditions(parsed), level=logging.INFO)
     detected = order.typical_order([e.published for e in parsed.entries if not e.future_dated])
     meta = _meta_changes(feed, parsed, res) | ({"stale": False} if feed.stale else {})
     if detected is not None and detected != feed.typical_order:
@@ -511,11 +513,19 @@ def _conditions(parsed: Feed) -> list[str]:
 
 
 def _warn(
-    ctx: ModuleContext, feed_id: int, scope: str, conditions: list[str], detail: str | None = None
+    ctx: ModuleContext,
+    feed_id: int,
+    scope: str,
+    conditions: list[str],
+    *,
+    level: int,
+    detail: str | None = None,
 ) -> None:
-    """WARN once per condition: again only after the feed was free of it (a parse without that warning,
-    a successful fetch). Process-local: a restarted host warns once more."""
+    """Log once per condition: again only after the feed was free of it (a parse without that warning,
+    a successful fetch). Process-local: a restarted host says it once more. A feed failing poll after
+    poll is a WARNING (someone may act: fix or remove it); a document repaired while parsing is INFO (the
+    publisher's problem, already handled)."""
     warned: WarnOnce = ctx.once("warn_once", WarnOnce)
     for condition in warned.update(feed_id, scope, conditions):
         text = f"{condition}: {detail}" if detail else condition
-        log.warning("feed %s: %s", feed_id, text, extra={"feed_id": feed_id, "condition": condition})
+        log.log(level, "feed %s: %s", feed_id, text, extra={"feed_id": feed_id, "check": scope})

@@ -20,6 +20,7 @@ from modules.rss.store.feeds import (
     list_feeds,
     poll_soon,
     remove_feed,
+    retry_blocked,
     update_feed,
     update_feed_meta,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "mark_parse_error",
     "poll_soon",
     "remove_feed",
+    "retry_blocked",
     "save_raw",
     "update_feed",
     "update_feed_meta",
