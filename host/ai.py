@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from host import validate
 from host.backoff import Backoff
 from host.errors import UserError
 from host.module import Setting
@@ -82,6 +83,7 @@ AI_SETTINGS: tuple[Setting, ...] = (
         "str",
         OLLAMA_BASE_URL,
         "OpenAI-compatible API base URL (default: local Ollama)",
+        check=validate.url(),
         receives="openai_api_key",
     ),
     Setting("openai_api_key", "str", "", "API key for the OpenAI-compatible API", secret=True),

@@ -6,6 +6,7 @@ fetch, embed and summarize code would load that whole pipeline (~0.5 s) just to 
 
 from __future__ import annotations
 
+from host import validate
 from host.module import Setting
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -33,6 +34,7 @@ CORE: tuple[Setting, ...] = (
         "str",
         "feedeater/0.1 (+https://github.com/feedeater/feedeater)",
         "User-Agent sent with every fetch",
+        check=validate.not_blank,
     ),
     Setting("timeout_seconds", "float", 30.0, "whole-request deadline per fetch, in seconds", min=1, max=300),
     Setting(
@@ -316,6 +318,7 @@ PUSH: tuple[Setting, ...] = (
         "",
         "public base URL of this host's HTTP endpoint as hubs reach it (e.g. https://feeds.example.org); "
         "callbacks are <base>/websub/<token>. Empty: WebSub is off",
+        check=validate.url(empty=True),
     ),
     Setting(
         "websub_http_hubs",

@@ -40,7 +40,7 @@ async def feed(api: Api, feeds: FeedServer) -> dict[str, Any]:
     body: dict[str, Any] = res.json()
     fetched = await api.client.post(f"/api/v1/feeds/{body['id']}/refetch", headers=api.auth)
     assert fetched.status_code == 200, fetched.text
-    assert fetched.json() == {"feeds": 1, "fetched": 1, "failed": {}, "new_entries": 25}
+    assert fetched.json() == {"feeds": 1, "fetched": 1, "failed": {}, "deferred": {}, "new_entries": 25}
     return body
 
 

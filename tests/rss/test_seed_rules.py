@@ -126,7 +126,7 @@ async def test_warnings_are_not_repeated_by_a_restarted_host(
     rss_host: Callable[..., Any], feed_server: FeedServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Seed 004 §2.5: warn-once state lives in poll_state, not in the process."""
-    caplog.set_level(logging.WARNING, logger="feedeater.rss.poll")
+    caplog.set_level(logging.INFO, logger="feedeater.rss.poll")
     feed_server.route("/f", Route(body=rss([("u1", "undated", None, "x")])))
     first = await rss_host("h1")
     feed = await add(first, feed_server.url("/f"))
@@ -135,8 +135,8 @@ async def test_warnings_are_not_repeated_by_a_restarted_host(
     second = await rss_host("h2")  # another process: nothing in memory
     await make_due(second)
     await poll(second)
-    warned = [r for r in caplog.records if getattr(r, "condition", "") == poll_job.NO_DATES]
-    assert len(warned) == 1
+    said = [r for r in caplog.records if hasattr(r, "check") and poll_job.NO_DATES in r.getMessage()]
+    assert len(said) == 1  # a document's condition is said at INFO, once, by whichever host saw it first
     assert (await state(second, feed.id))["warned"] == {"parse": [poll_job.NO_DATES]}
 
 

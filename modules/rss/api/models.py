@@ -258,6 +258,10 @@ class FetchSummary(BaseModel):
     feeds: int
     fetched: int
     failed: dict[str, str] = Field(description="feed id → the error of its fetch")
+    deferred: dict[str, str] = Field(
+        default_factory=dict,
+        description="feed id → why it was not fetched now (the poll job fetches it later)",
+    )
     new_entries: int
 
 

@@ -271,7 +271,7 @@ async def _handle_body(
     metrics.PARSE_SECONDS.observe(time.monotonic() - parse_started)
     metrics.SKIPPED_ITEMS.labels("empty").inc(parsed.skipped_items)
     metrics.SKIPPED_ITEMS.labels("over-cap").inc(len(parsed.over_cap))
-    warned = _warn(feed.id, claim.warned, "parse", _conditions(parsed))
+    warned = _warn(feed.id, claim.warned, "parse", _conditions(parsed), level=logging.INFO)
     detected = order.typical_order([e.published for e in parsed.entries if not e.future_dated])
     meta = _meta_changes(feed, parsed, res) | ({"stale": False} if feed.stale else {})
     if detected is not None and detected != feed.typical_order:
@@ -422,7 +422,7 @@ async def _record_failure(
     )
     decision = _decide(ctx, claim, now, outcome)
     failing = [f"failing ({status or res.error_kind})"] if errors >= FAILING_AFTER else []
-    warned = _warn(claim.feed.id, claim.warned, "fetch", failing, detail=error)
+    warned = _warn(claim.feed.id, claim.warned, "fetch", failing, detail=error, level=logging.WARNING)
     await store.finish_poll(
         conn,
         claim.feed.id,
@@ -537,7 +537,7 @@ def _success_fields(
         fields["etag"] = res.etag
         fields["last_modified"] = res.last_modified
         fields["last_wire_bytes"] = res.wire_bytes
-    warned = _warn(claim.feed.id, claim.warned, "fetch", [])
+    warned = _warn(claim.feed.id, claim.warned, "fetch", [], level=logging.WARNING)
     return (
         fields
         | _health_fields(claim, res, warned)
@@ -586,13 +586,21 @@ def _conditions(parsed: Feed) -> list[str]:
 
 
 def _warn(
-    feed_id: int, warned: dict[str, list[str]], scope: str, conditions: list[str], detail: str | None = None
+    feed_id: int,
+    warned: dict[str, list[str]],
+    scope: str,
+    conditions: list[str],
+    *,
+    level: int,
+    detail: str | None = None,
 ) -> dict[str, list[str]]:
-    """WARN once per condition: again only after the feed was free of it (a parse without that warning,
-    a successful fetch). The state is the feed's poll_state.warned (seed 004 §2.5: it survives a restart);
-    returns the new state to store."""
+    """Log once per condition: again only after the feed was free of it (a parse without that warning,
+    a successful fetch). The state is the feed's poll_state.warned (seed 004 §2.5: a restarted host does
+    not say it again); returns the new state to store. A feed failing poll after poll is a WARNING
+    (someone may act: fix or remove it); a document repaired while parsing is INFO (the publisher's
+    problem, already handled)."""
     appeared, state = warnonce.update(warned, scope, conditions)
     for condition in appeared:
         text = f"{condition}: {detail}" if detail else condition
-        log.warning("feed %s: %s", feed_id, text, extra={"feed_id": feed_id, "condition": condition})
+        log.log(level, "feed %s: %s", feed_id, text, extra={"feed_id": feed_id, "check": scope})
     return state

@@ -150,7 +150,7 @@ async def cmd_reembed(host: Host, args: argparse.Namespace) -> int:
     started = time.monotonic()
     with progress.bar(f"embedding with {embedder.model}", queued) as update:
 
-        def on_batch(counts: Counter[str]) -> None:
+        async def on_batch(counts: Counter[str]) -> None:
             update(counts["embedded"] + counts["empty"] + counts["failed"], None)
 
         counts = await embed.embed_pending(

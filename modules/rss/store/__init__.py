@@ -21,6 +21,7 @@ from modules.rss.store.feeds import (
     list_feeds,
     poll_soon,
     remove_feed,
+    retry_blocked,
     update_feed,
     update_feed_meta,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "mark_parse_error",
     "poll_soon",
     "remove_feed",
+    "retry_blocked",
     "save_raw",
     "update_feed",
     "update_feed_meta",

@@ -193,6 +193,17 @@ async def update_feed(conn: asyncpg.Connection, feed_id: int, changes: dict[str,
     return await get_feed(conn, feed_id)
 
 
+async def retry_blocked(conn: asyncpg.Connection) -> int:
+    """Feeds whose last poll the address policy refused are due now, their error count and circuit reset:
+    the refusal was this host's setting, not the feed's fault (rss.allow_private_networks turned on)."""
+    done = await conn.execute(
+        """UPDATE mod_rss.poll_state SET next_poll_at = now(), consecutive_errors = 0, circuit = 'closed',
+               circuit_history = 0, circuit_opens = 0
+           WHERE last_error LIKE 'blocked: address %' AND consecutive_errors > 0"""
+    )
+    return int(done.split()[-1])
+
+
 # -- polling -------------------------------------------------------------------------------------
 POLL_QUEUE = WorkQueue(
     table="mod_rss.poll_state",
