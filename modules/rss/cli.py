@@ -31,13 +31,13 @@ FETCH_NOW_CONCURRENCY = 8  # new feeds fetched at once by `rss add` / `rss impor
 
 def parse_assignment(text: str) -> tuple[str, Any]:
     """`key=value` for `rss set`, validated and converted to the column's value."""
-    from modules.rss.store import EDITABLE, EDITABLE_BOUNDS
+    from modules.rss.store import EDITABLE, EDITABLE_BOUNDS, EDITABLE_FLAGS
 
     key, sep, raw = text.partition("=")
     key, raw = key.strip(), raw.strip()
     if not sep or key not in EDITABLE:
         raise UserError(f"cannot set {text!r}", f"use key=value with key one of: {', '.join(EDITABLE)}")
-    if key in ("enabled", "full_text"):
+    if key in EDITABLE_FLAGS:
         if raw.lower() not in ("true", "false", "yes", "no", "1", "0", "on", "off"):
             raise UserError(f"{key}={raw!r} is not true/false")
         return key, raw.lower() in ("true", "yes", "1", "on")
@@ -54,11 +54,12 @@ def parse_assignment(text: str) -> tuple[str, Any]:
         raise UserError(
             f"{key}={raw} is out of range", f"use {bounds[0]}–{bounds[1]} {bounds[2]}, or 'default'"
         )
-    return key, round(number * 60) if key == "interval" else int(number)
+    return key, round(number * 60) if EDITABLE_BOUNDS[key][2] == "minutes" else int(number)
 
 
 def feed_state(row: dict[str, Any]) -> str:
-    """What a user needs to know first: dead, disabled, circuit open, failing (how often), new, ok."""
+    """What a user needs to know first: dead, disabled, circuit open, forbidden or failing (how often), new,
+    ok. A 403 is said as such (seeds 000/003): the server refuses us, retrying soon would not help."""
     if row["dead"]:
         return "dead"
     if not row["enabled"]:
@@ -68,7 +69,8 @@ def feed_state(row: dict[str, Any]) -> str:
             f" (failing ×{row['consecutive_errors']})" if row["consecutive_errors"] else ""
         )
     if row["consecutive_errors"]:
-        return f"failing ×{row['consecutive_errors']}" + (" (stale)" if row["stale"] else "")
+        what = "forbidden" if row.get("last_status") == 403 else "failing"
+        return f"{what} ×{row['consecutive_errors']}" + (" (stale)" if row["stale"] else "")
     if row["last_polled_at"] is None:
         return "new"
     return "ok"
@@ -98,16 +100,26 @@ async def _add(host: Host, args: argparse.Namespace) -> Result:
     from modules.rss.subscriptions import subscribe
 
     ctx = await host.context("rss")
+    subscribe.check_interval(args.interval)
+    validated = await subscribe.validate(ctx.state["fetcher"], args.url)
     async with ctx.pool.acquire() as conn:
         row, created = await subscribe.subscribe(
-            conn, ctx.state["fetcher"], args.url, folder=args.folder, interval_minutes=args.interval
+            conn,
+            ctx.state["fetcher"],
+            args.url,
+            folder=args.folder,
+            interval_minutes=args.interval,
+            validated=validated,
         )
     data: dict[str, Any] = {"id": row.id, "url": row.url, "title": row.title, "created": created}
+    if validated.notice:
+        data["notice"] = validated.notice
     if created and not args.no_fetch:
         data["fetch"] = await fetch_now(ctx, [row.id])
 
     def text(d: dict[str, Any]) -> str:
         head = f"{'added' if d['created'] else 'already subscribed:'} feed {d['id']}: {d['title'] or d['url']} <{d['url']}>"
+        head += f"\nnote: {d['notice']}" if "notice" in d else ""
         return head + (f"\n{_fetch_text(d['fetch'])}" if "fetch" in d else "")
 
     return data, text
@@ -322,6 +334,15 @@ def _show_text(d: dict[str, Any]) -> str:
         fields.append(
             ("last error", f"{d['last_error']} ({plural(d['consecutive_errors'], 'failure')} in a row)")
         )
+    overrides = [
+        f"{name} {textfmt.duration(d[key])}"
+        for name, key in (("min interval", "min_interval_s"), ("max interval", "max_interval_s"))
+        if d.get(key)
+    ] + [text for key, text in (("push_only", "push only"),) if d.get(key)]
+    if d.get("backfill") is False:
+        overrides.append("no archive backfill")
+    if overrides:
+        fields.append(("overrides", ", ".join(overrides)))
     if d.get("circuit") == "open":
         fields.append(
             (
@@ -599,6 +620,27 @@ async def _backfill(host: Host, args: argparse.Namespace) -> Result:
     return data, text
 
 
+async def _why(host: Host, args: argparse.Namespace) -> Result:
+    """Was the item seen, in which fetch, with which identity; announced or not, and why; the next poll."""
+    from datetime import UTC, datetime
+
+    from modules.rss.api.models import ItemExplanation
+    from modules.rss.explain import why
+
+    settings = await host.resolved_settings("rss")
+    async with host.require_pool().acquire() as conn:
+        explanation = await why(
+            conn,
+            settings,
+            args.feed,
+            args.item,
+            now=datetime.now(UTC),
+            push=bool(str(settings["websub_callback_base"]).strip()),
+        )
+    data = ItemExplanation.of(explanation).model_dump(mode="json")
+    return data, lambda d: "\n".join(d["lines"])
+
+
 _ACTIONS = {
     "add": _add,
     "remove": _remove,
@@ -611,6 +653,7 @@ _ACTIONS = {
     "entry": _entry,
     "mark": _mark,
     "backfill": _backfill,
+    "why": _why,
     "poll": _poll,
 }
 
@@ -646,7 +689,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("feed", help="feed id or URL")
     p = action(
         "set",
-        "per-feed overrides: interval=MIN|default enabled=true|false full_text=true|false folder=F retention=DAYS lookback=HOURS title=T",
+        "per-feed overrides: interval=MIN|default enabled=true|false full_text=true|false folder=F retention=DAYS"
+        " lookback=HOURS title=T min_interval=MIN|default max_interval=MIN|default push_only=true|false"
+        " backfill=true|false",
     )
     p.add_argument("feed", help="feed id or URL")
     p.add_argument("assignments", nargs="+", metavar="key=value")
@@ -673,6 +718,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--unread", action="store_true")
     p.add_argument("--star", action="store_true")
     p.add_argument("--unstar", action="store_true")
+    p = action("why", "why an item was (not) announced: seen in which fetch, identity, decision, next poll")
+    p.add_argument("feed", help="feed id or URL")
+    p.add_argument("item", help="the item's guid, link, entry id or message id")
     p = action("backfill", "walk the feed's RFC 5005 archive (prev-archive) or paged (next) documents now")
     p.add_argument("feed", help="feed id or URL")
     p.add_argument("--max-pages", type=int, default=None, help="page bound (default: rss.backfill_max_pages)")

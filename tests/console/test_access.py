@@ -178,3 +178,20 @@ async def test_a_browser_gets_an_html_404_and_machines_json(host: Host) -> None:
     assert "content-security-policy" in page.headers
     assert machine.status_code == api.status_code == 404
     assert machine.headers["content-type"] == api.headers["content-type"] == "application/json"
+
+
+async def test_entry_page_says_why_the_entry_was_not_announced(host: Host) -> None:
+    """Issue 27: the entry page gives `feedeater rss why`'s explanation (tests/rss/test_explain.py)."""
+    pool = host.require_pool()
+    entry = await _entry(pool, "https://f.example/why", "Last week's news", "old news")
+    await pool.execute(  # as intake records it (rss migration 0019)
+        """UPDATE mod_rss.entries SET published = now() - interval '5 days', announced = false,
+                  intake_reason = 'before-cutoff', fetch_id = 41, last_fetch_id = 42 WHERE id = $1""",
+        entry,
+    )
+    async with await _client(host, "127.0.0.1", rss_pages=True) as client:
+        page = await client.get(f"/rss/entries/{entry}")
+    assert page.status_code == 200, page.text
+    why = page.text[page.text.index('<section class="card" id="why">') :]
+    assert "Not announced in real time</h2>" in why and "before the cutoff" in why
+    assert "in fetch 41" in why and "in fetch 42" in why and "rss why" in why

@@ -7,6 +7,7 @@ from modules.rss.store.entries import delete_entry, expire_entries, load_known, 
 from modules.rss.store.feeds import (
     EDITABLE,
     EDITABLE_BOUNDS,
+    EDITABLE_FLAGS,
     FEED_COLUMNS,
     Claim,
     FeedRow,
@@ -30,6 +31,7 @@ from modules.rss.store.reading import get_entry, list_entries, mark_entries
 __all__ = [
     "EDITABLE",
     "EDITABLE_BOUNDS",
+    "EDITABLE_FLAGS",
     "FEED_COLUMNS",
     "Claim",
     "FeedRow",
