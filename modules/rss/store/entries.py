@@ -39,9 +39,9 @@ async def load_known(
 ) -> tuple[dict[str, Known], set[str]]:
     """The stored state of these guids: entries we have, and tombstones of entries deleted before."""
     known = {
-        r["guid"]: Known(r["content_hash"], r["revision"], r["first_seen"])
+        r["guid"]: Known(r["content_hash"], r["revision"], r["first_seen"], r["id"])
         for r in await conn.fetch(
-            "SELECT guid, content_hash, revision, first_seen FROM mod_rss.entries WHERE feed_id = $1 AND guid = ANY($2::text[])",
+            "SELECT guid, content_hash, revision, first_seen, id FROM mod_rss.entries WHERE feed_id = $1 AND guid = ANY($2::text[])",
             feed_id,
             guids,
         )
@@ -57,8 +57,9 @@ async def load_known(
     return known, tombstoned
 
 
-async def write(conn: asyncpg.Connection, intents: Intents) -> set[str]:
-    """Write what the intents say (touch seen, insert new, revise changed); returns the guids inserted.
+async def write(conn: asyncpg.Connection, intents: Intents) -> dict[str, int]:
+    """Write what the intents say (touch seen, insert new, revise changed); returns the guids inserted
+    with their entry ids.
 
     Runs inside the caller's transaction so the caller can add the events to the same commit. An entry
     that a concurrent writer inserted first is skipped (ON CONFLICT) and not returned.
@@ -73,14 +74,14 @@ async def write(conn: asyncpg.Connection, intents: Intents) -> set[str]:
             now,
             intents.fetch_id,
         )
-    inserted: set[str] = set()
+    inserted: dict[str, int] = {}
     if intents.new:
         records = [
             _entry_record(n.entry, feed_id, now) | {"announced": n.realtime, "intake_reason": n.reason}
             for n in intents.new
         ]
         inserted = {
-            r["guid"]
+            r["guid"]: r["id"]
             for r in await conn.fetch(
                 f"""INSERT INTO mod_rss.entries (feed_id, guid, guid_source, message_id, title, link, authors, categories,
                         enclosures, image, duration_seconds, published, updated, date_uncertain, future_dated, summary_html,
@@ -92,7 +93,7 @@ async def write(conn: asyncpg.Connection, intents: Intents) -> set[str]:
                            r.summary_html, r.content_html, r.content_text, r.word_count, r.reading_time_minutes,
                            r.partial_content, r.content_hash, $3, $3, r.effective_at, $4, $4, r.announced, r.intake_reason
                     FROM jsonb_to_recordset($2::jsonb) AS {_RECORDSET}
-                    ON CONFLICT (feed_id, guid) DO NOTHING RETURNING guid""",
+                    ON CONFLICT (feed_id, guid) DO NOTHING RETURNING guid, id""",
                 feed_id,
                 records,
                 now,
