@@ -28,7 +28,14 @@ from nats.js.api import ConsumerConfig, DeliverPolicy
 from host.config import HostConfig
 from host.events import STREAM
 from host.runtime import Host
-from host.services import EmbeddedNats, EmbeddedPostgres, free_port
+from host.services import PG_SYSTEM_USER, EmbeddedNats, EmbeddedPostgres, ensure_system_user, free_port
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under root, create PostgreSQL's service user once, in the controller before any xdist worker
+    starts a server (the workers would also agree on it, under ensure_system_user's lock)."""
+    if os.geteuid() == 0 and not hasattr(config, "workerinput"):
+        ensure_system_user(PG_SYSTEM_USER)
 
 
 @pytest.fixture(scope="session")
