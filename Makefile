@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 INSTALL_LOG := $(VENV)/install.log
 
-.PHONY: run test lint typecheck unit install clean services-down
+.PHONY: run test lint typecheck unit install clean services-down screenshots
 
 # Each stage says what it does in one line; pip's own output goes to a log shown only when it fails.
 $(STAMP): pyproject.toml setup.py
@@ -39,6 +39,15 @@ test: $(STAMP) lint typecheck
 	@echo "tests: pytest $(PYTEST_ARGS)"
 	@$(BIN)/python -m pytest --no-header -p tests.quiet -o console_output_style=classic -p no:cacheprovider \
 		--durations=30 $(PYTEST_ARGS)
+
+# The README's console screenshots, taken from the current console by the browser tests (which write
+# test-artifacts/*.png on every run); fails rather than keep old pictures when the browser tests skip.
+screenshots: $(STAMP)
+	@rm -f test-artifacts/overview.png test-artifacts/feed-detail.png test-artifacts/entry.png
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/console/test_browser.py
+	@for shot in overview:console-overview feed-detail:console-feed entry:console-entry; do \
+		cp test-artifacts/$${shot%%:*}.png docs/screenshots/$${shot##*:}.png || exit 1; done
+	@echo "screenshots: docs/screenshots/console-{overview,feed,entry}.png"
 
 services-down: $(STAMP)
 	$(BIN)/feedeater services down
