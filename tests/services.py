@@ -140,6 +140,9 @@ async def host(tmp_path: Path, database_url: str, nats_url: str) -> AsyncIterato
 
 
 READ_TIMEOUT_S = 60.0  # per message; generous: a stall is a failure, not the end of the stream
+# How long a test waits for something that should happen: a deadline costs nothing when it is met, and a
+# busy machine (load 20 on two cores: `python3 bench/busy.py`) takes many times longer than a quiet one.
+WAIT_S = 120.0
 
 
 class BusReader:
@@ -153,7 +156,7 @@ class BusReader:
         self.stream = stream
 
     async def all(
-        self, subject: str = "feedeater.>", *, expect: int | None = None, timeout: float = 10
+        self, subject: str = "feedeater.>", *, expect: int | None = None, timeout: float = WAIT_S
     ) -> list[dict[str, Any]]:
         """Every message in the stream on `subject`, in stream order, with its Nats-Msg-Id under `_msg_id`
         (headers under `_headers`)."""
@@ -201,7 +204,7 @@ async def bus(host: Host) -> BusReader:
 async def until(
     probe: Callable[[], Awaitable[Any]],
     *,
-    timeout: float = 30,
+    timeout: float = WAIT_S,
     interval: float = 0.2,
     what: str = "condition",
 ) -> Any:
@@ -300,7 +303,7 @@ class HostProcess:
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(timeout=15)
+                self.proc.wait(timeout=WAIT_S)  # a graceful stop takes 15-20 s at load 25
             except subprocess.TimeoutExpired:
                 self.kill()
 
