@@ -63,7 +63,8 @@ NOW = datetime(2026, 11, 26, 7, 0, tzinfo=UTC)
 COLUMNS = (
     "id", "message_id", "source_module", "stream", "source_name", "domain", "title", "url", "canonical_url",
     "body", "word_count", "published_at", "date_uncertain", "partial_content", "content_hash", "depth_signals",
-    "title_tokens", "minhash", "simhash", "entities", "disposition", "layer", "cluster_id",
+    "title_tokens", "minhash", "simhash", "entities", "disposition", "layer", "cluster_id", "event_id",
+    "text_hash", "markers",
 )  # fmt: skip
 CHUNK = 5000
 Chunk = list[tuple[int, Article, Features]]
@@ -90,7 +91,7 @@ def row(i: int, a: Article, f: Features) -> tuple[Any, ...]:
     return (
         i, a.message_id, a.source_module, a.stream, a.source_name, a.domain, a.title, a.url, f.canonical_url,
         a.body, a.word_count, a.published_at, False, False, a.content_hash, [], sorted(f.title_tokens),
-        list(f.minhash), f.simhash, sorted(f.entities), "unique", "none", i,
+        list(f.minhash), f.simhash, sorted(f.entities), "unique", "none", i, i, f.text_hash, sorted(f.markers),
     )  # fmt: skip
 
 

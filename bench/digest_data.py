@@ -30,7 +30,8 @@ from modules.digest.dedup import titles, urls  # noqa: E402
 from modules.digest.model import Article  # noqa: E402
 from modules.rss.parse import FeedParseError, parse_feed  # noqa: E402
 
-CORPUS = REPO.parent / "shared" / "fixtures" / "realworld"
+# ../shared next to the checkout; FEEDEATER_SHARED names it elsewhere (a git worktree)
+CORPUS = Path(os.environ.get("FEEDEATER_SHARED") or REPO.parent / "shared") / "fixtures" / "realworld"
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 PREFIXES = ("BREAKING: ", "Update: ", "ICYMI: ", "JUST IN: ", "Exclusive: ")
 SUFFIXES = (" - Reuters", " | Daily Wire Service", " - The Syndicate", " | News")
@@ -42,15 +43,25 @@ BOILERPLATE = (
 KINDS = ("tracking", "prefixed", "retitled", "edited")
 
 
+FALSE_FRIENDS = REPO / "bench" / "digest_false_friends.json"
+
+
 @dataclass(frozen=True, slots=True)
 class Item:
     article: Article
     story: int
-    kind: str  # original | natural | tracking | prefixed | retitled | edited
+    kind: str  # original | natural | tracking | prefixed | retitled | edited | copy | coverage | release …
     feed: str
+    event: int | None = None  # same-event group (coverage of one event); None: the story alone
+
+    @property
+    def event_id(self) -> int:
+        return self.story if self.event is None else self.event
 
 
-def _article(feed: str, title: str, link: str | None, text: str, when: datetime, n: int) -> Article:
+def _article(
+    feed: str, title: str, link: str | None, text: str, when: datetime, n: int, domain: str | None = None
+) -> Article:
     words = text.split()
     return Article(
         message_id=uuid.uuid5(uuid.NAMESPACE_URL, f"{feed}#{n}"),
@@ -58,7 +69,7 @@ def _article(feed: str, title: str, link: str | None, text: str, when: datetime,
         stream=feed,
         feed_id=None,
         source_name=feed,
-        domain=urls.domain(link),
+        domain=domain if domain is not None else urls.domain(link),
         title=title,
         url=link,
         body=" ".join(words[:3000]),
@@ -158,7 +169,34 @@ def build(copies: int = 600, seed: int = 7) -> list[Item]:
     derived = [
         derive(rng.choice(originals), KINDS[k % len(KINDS)], rng, 1_000_000 + k) for k in range(copies)
     ]
-    return sorted(items + derived, key=lambda i: i.article.published_at)
+    friends = false_friends(next(new_ids) + 1_000_000)
+    return sorted(items + derived + friends, key=lambda i: i.article.published_at)
+
+
+def false_friends(first_story: int, start: datetime = T0) -> list[Item]:
+    """bench/digest_false_friends.json as items: each group a day apart from `start`, each item from its
+    own feed and site. Release series, numbered episodes, one channel's videos and series parts are
+    different stories and events; `coverage` groups are one event told as different stories."""
+    groups = json.loads(FALSE_FRIENDS.read_text())["groups"]
+    out: list[Item] = []
+    story = itertools.count(first_story)
+    for g, group in enumerate(groups):
+        event = next(story) if group["kind"] == "coverage" else None
+        made: list[Item] = []
+        for k, spec in enumerate(group["items"]):
+            when = start + timedelta(days=g, hours=spec["hours"])
+            feed, n = f"ff-{g}-{k}", 2_000_000 + 100 * g + k
+            link = f"https://{spec['site']}/{g}/{k}"
+            if "copy_of" in spec:
+                original = made[spec["copy_of"]]
+                a = original.article
+                art = _article(feed, a.title, link, a.body, when, n, domain=spec["site"])
+                made.append(Item(art, original.story, "copy", feed, original.event))
+                continue
+            art = _article(feed, spec["title"], link, spec["body"], when, n, domain=spec["site"])
+            made.append(Item(art, next(story), group["kind"], feed, event))
+        out.extend(made)
+    return out
 
 
 def hard_negative_pairs(items: list[Item]) -> int:

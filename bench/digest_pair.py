@@ -4,7 +4,7 @@ batches of 50, so both see the same machine load. Single runs of digest_cost.py 
 per article on this shared VM; paired batches compare code, not moments.
 
     .venv/bin/python bench/digest_pair.py BEFORE_DIR AFTER_DIR [--articles 10000] [--window 2000]
-                                          [--incoming 1000]
+                                          [--incoming 1000] [--delivery]
 
 A checkout is a directory with this repository's layout (`git archive main | tar -x -C DIR`), whose
 parent also holds `shared/fixtures` (the corpus the sentences come from; a symlink will do). Prints
@@ -33,7 +33,7 @@ async def worker(args: argparse.Namespace) -> None:
     """One checkout's side: load, say "ready", then ingest the batches named on stdin ("lo hi")."""
     from bench import digest_cost, digest_data
     from bench.measure import cpu_tree_s
-    from modules.digest.intake.handler import ingest
+    from modules.digest.intake.handler import ingest, ingest_many
 
     pool = digest_cost.sentence_pool()
     host = await digest_data.bench_host("digest-pair-")
@@ -49,7 +49,13 @@ async def worker(args: argparse.Namespace) -> None:
                 lo, hi = map(int, line.split())
                 pg0, py0 = cpu_tree_s(backend), time.process_time()
                 walls, verdicts = [], []
-                for a in arrivals[lo:hi]:
+                if args.delivery:  # the batch in one transaction, as a subscription delivery
+                    t = time.perf_counter()
+                    async with conn.transaction():
+                        decisions = await ingest_many(conn, arrivals[lo:hi])
+                    walls += [(time.perf_counter() - t) * 1000 / (hi - lo)] * (hi - lo)
+                    verdicts += [d.disposition for d in decisions]
+                for a in arrivals[lo:hi] if not args.delivery else []:
                     t = time.perf_counter()
                     async with conn.transaction():
                         d = await ingest(conn, a)
@@ -65,6 +71,7 @@ async def worker(args: argparse.Namespace) -> None:
 def compare(args: argparse.Namespace) -> dict[str, Any]:
     sides = {"before": Path(args.before).resolve(), "after": Path(args.after).resolve()}
     flags = ["--articles", str(args.articles), "--window", str(args.window), "--incoming", str(args.incoming)]
+    flags += ["--delivery"] if args.delivery else []
     procs = {
         name: subprocess.Popen(
             [sys.executable, str(Path(__file__).resolve()), "--worker", str(root), str(root), *flags],
@@ -100,7 +107,7 @@ def compare(args: argparse.Namespace) -> dict[str, Any]:
         assert proc.stdin is not None
         proc.stdin.close()
         proc.wait()
-    result: dict[str, Any] = {"articles": args.articles, "incoming": args.incoming}
+    result: dict[str, Any] = {"articles": args.articles, "incoming": args.incoming, "delivery": args.delivery}
     for name, t in totals.items():
         n, q = len(t["walls"]), statistics.quantiles(t["walls"], n=100)
         result[name] = {
@@ -119,6 +126,11 @@ def main() -> None:
     parser.add_argument("--articles", type=int, default=10_000)
     parser.add_argument("--window", type=int, default=2_000)
     parser.add_argument("--incoming", type=int, default=1000)
+    parser.add_argument(
+        "--delivery",
+        action="store_true",
+        help="each batch of 50 in one transaction (ingest_many), as the bus hands them",
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:

@@ -58,10 +58,10 @@ from feedfarm import FarmConfig, FeedFarm  # noqa: E402  (bench/ is on sys.path 
 
 from host import outbox  # noqa: E402
 from host.config import HostConfig  # noqa: E402
-from host.events import STREAM  # noqa: E402
 from host.logs import JsonFormatter  # noqa: E402
 from host.runtime import Host  # noqa: E402
 from host.services import Services  # noqa: E402
+from host.streams import SHARED as STREAM  # noqa: E402
 from modules.rss import store  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"

@@ -73,6 +73,7 @@ async def run(args: argparse.Namespace, home: Path) -> dict[str, Any]:
     env = {
         "FEEDEATER_RSS_ALLOW_PRIVATE_NETWORKS": "true",
         "FEEDEATER_RSS_WEBSUB_CALLBACK_BASE": f"http://127.0.0.1:{port}",
+        "FEEDEATER_RSS_WEBSUB_HTTP_HUBS": "true",  # the bench's hub speaks plain http on loopback
     }
     host = Host(config, env=env)
     stop = asyncio.Event()

@@ -77,7 +77,11 @@ AI_SETTINGS: tuple[Setting, ...] = (
         "embedding_passage_prefix", "str", "", "prepended to embedded entries (openai; e.g. 'passage: ')"
     ),
     Setting(
-        "openai_base_url", "str", OLLAMA_BASE_URL, "OpenAI-compatible API base URL (default: local Ollama)"
+        "openai_base_url",
+        "str",
+        OLLAMA_BASE_URL,
+        "OpenAI-compatible API base URL (default: local Ollama)",
+        receives="openai_api_key",
     ),
     Setting("openai_api_key", "str", "", "API key for the OpenAI-compatible API", secret=True),
     Setting(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -61,14 +62,14 @@ async def cmd_services(host: Host, args: argparse.Namespace) -> int:
         )
         emit(
             args,
-            {"database_url": ep.database_url, "nats_url": ep.nats_url},
+            {"database_url": _redacted(ep.database_url), "nats_url": _redacted(ep.nats_url)},
             lambda d: f"postgres: {d['database_url']}\nnats:     {d['nats_url']}",
         )
     elif args.action == "down":
         await asyncio.to_thread(svc.down)
         emit(args, {"stopped": True}, lambda _d: "embedded services stopped")
     else:
-        data = [s.as_dict() for s in svc.status()]
+        data = [{**s.as_dict(), "url": _redacted(s.url)} for s in svc.status()]
         emit(
             args,
             data,
@@ -100,7 +101,7 @@ async def cmd_run(host: Host, args: argparse.Namespace) -> int:
     print(
         f"feedeater: data in {host.config.home}\n"
         f"  postgres: {_redacted(host.endpoints.database_url)}\n"
-        f"  nats:     {host.endpoints.nats_url}\n"
+        f"  nats:     {_redacted(host.endpoints.nats_url)}\n"
         f"  console:  http://{host.config.http_host}:{host.config.http_port or '<free port>'}/\n"
         f"  health:   http://{host.config.http_host}:{host.config.http_port or '<free port>'}/healthz"
         " (and /metrics)",
@@ -138,10 +139,10 @@ def _choose_http_port(host: Host) -> None:
     host.config = dataclasses.replace(host.config, http_port=port)
 
 
-def _redacted(url: str) -> str:
-    from host.db import redact
+def _redacted(url: str | None) -> str | None:
+    from host.redact import redact
 
-    return redact(url)
+    return redact(url) if url else url
 
 
 async def cmd_status(host: Host, args: argparse.Namespace) -> int:
@@ -167,6 +168,7 @@ async def cmd_status(host: Host, args: argparse.Namespace) -> int:
             "pending": ob.pending,
             "lag_seconds": ob.lag_seconds,
             "oldest_pending_at": ob.oldest_pending_at,
+            "stalled": [dataclasses.asdict(stalled) for stalled in ob.stalled],
         },
         "last_runs": await _last_runs(host),
         "units": [dict(r) for r in units],
@@ -180,7 +182,7 @@ def _services(host: Host) -> list[dict[str, Any]]:
     external = {"postgres": host.config.database_url, "nats": host.config.nats_url}
     out = []
     for s in host.services.status():
-        row = s.as_dict()
+        row = {**s.as_dict(), "url": _redacted(s.url)}
         if url := external.get(s.name):
             row.update(running=True, url=_redacted(url), data_dir=None, external=True)
         out.append(row)
@@ -207,6 +209,11 @@ def _status_text(d: dict[str, Any]) -> str:
     lines.append(
         f"outbox: {d['outbox']['pending']} pending, lag {textfmt.duration(d['outbox']['lag_seconds'])}"
     )
+    lines += [
+        f"outbox: {s['pending']} on {s['subject']} not published since {textfmt.relative(s['since'])}"
+        f" ({s['attempts']} attempts): {s['error']}"
+        for s in d["outbox"]["stalled"]
+    ]
     lines.append(
         "modules: "
         + ", ".join(f"{m['name']} ({'enabled' if m['enabled'] else 'disabled'})" for m in d["modules"])
@@ -549,18 +556,22 @@ async def cmd_api(host: Host, args: argparse.Namespace) -> int:
     from host import tokens
     from host.web.models import ApiToken, ApiTokenCreated
 
+    if args.object == "login":
+        return await _api_login(host, args)
+    if args.action not in ("create", "list", "revoke"):
+        raise UserError(f"`api token {args.action}` is not a command", "use create, list or revoke")
     if args.action == "revoke" and not args.token:
         raise UserError("usage: feedeater api token revoke <id|name|token>")
     await host.open(with_bus=False)
     async with host.require_pool().acquire() as conn:
         if args.action == "create":
             name = args.name or f"token-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-            created = ApiTokenCreated.model_validate(await tokens.create(conn, name)).model_dump()
+            created = ApiTokenCreated.model_validate(await tokens.create(conn, name, args.scope)).model_dump()
             emit(
                 args,
                 created,
                 lambda d: (
-                    f"API token {d['id']} ({d['name']}), shown only this once:\n{d['token']}\n"
+                    f"API token {d['id']} ({d['name']}, {d['scope']}), shown only this once:\n{d['token']}\n"
                     "send it as `Authorization: Bearer <token>`; revoke it with "
                     f"`feedeater api token revoke {d['id']}`"
                 ),
@@ -577,6 +588,7 @@ async def cmd_api(host: Host, args: argparse.Namespace) -> int:
                     (
                         t["id"],
                         t["name"],
+                        t["scope"],
                         t["prefix"] + "…",
                         textfmt.when(t["created_at"]),
                         textfmt.relative(t["last_used_at"]),
@@ -584,10 +596,67 @@ async def cmd_api(host: Host, args: argparse.Namespace) -> int:
                     )
                     for t in d
                 ],
-                ["id", "name", "token", "created", "used", "state"],
+                ["id", "name", "scope", "token", "created", "used", "state"],
             )
             if d
             else "no API tokens (create one with `feedeater api token create --name NAME`)"
+        ),
+    )
+    return 0
+
+
+async def _api_login(host: Host, args: argparse.Namespace) -> int:
+    """`feedeater api login set|list|remove`: the user and password reader apps send (host.logins)."""
+    import getpass
+
+    from host import logins
+
+    if args.action not in ("set", "list", "remove"):
+        raise UserError(f"`api login {args.action}` is not a command", "use set, list or remove")
+    if args.action != "list" and not args.token:
+        raise UserError(f"usage: feedeater api login {args.action} NAME")
+    password = ""
+    if args.action == "set":
+        logins.check_name(args.token)
+        if sys.stdin.isatty():
+            password = getpass.getpass(f"password for {args.token}: ")
+            if getpass.getpass("again: ") != password:
+                raise UserError(
+                    "the two passwords differ", f"run `feedeater api login set {args.token}` again"
+                )
+        else:
+            password = sys.stdin.readline().rstrip("\r\n")
+    await host.open(with_bus=False)
+    async with host.require_pool().acquire() as conn:
+        if args.action == "set":
+            created = await logins.set_login(conn, args.token, password)
+            emit(
+                args,
+                {"name": args.token, "created": created},
+                lambda d: (
+                    f"login {d['name']} {'created' if d['created'] else 'has a new password (its app tokens are revoked)'}; "
+                    "reader apps send it as HTTP basic auth (Miniflux) or at /accounts/ClientLogin (Google Reader)"
+                ),
+            )
+            return 0
+        if args.action == "remove":
+            await logins.remove_login(conn, args.token)
+            emit(args, {"name": args.token, "removed": True}, lambda d: f"login {d['name']} removed")
+            return 0
+        rows = await logins.list_logins(conn)
+    emit(
+        args,
+        rows,
+        lambda d: (
+            table(
+                [
+                    (r["name"], textfmt.when(r["created_at"]), textfmt.relative(r["last_used_at"]))
+                    for r in rows
+                ],
+                ["name", "created", "used"],
+            )
+            if d
+            else "no logins (create one with `feedeater api login set NAME`)"
         ),
     )
     return 0
@@ -632,11 +701,24 @@ def build_parser(specs: dict[str, module.ModuleSpec]) -> argparse.ArgumentParser
     p.add_argument("action", choices=["list", "show"])
     p.add_argument("key", nargs="?", help="<module>:<sourceKey>, e.g. rss:feed:12")
     p.add_argument("--module", default=None)
-    p = add("api", cmd_api, "HTTP API tokens: create (shown once), list, revoke")
-    p.add_argument("object", choices=["token"])
-    p.add_argument("action", choices=["create", "list", "revoke"])
-    p.add_argument("token", nargs="?", help="revoke: the token's id, name, or the token itself")
+    p = add(
+        "api", cmd_api, "HTTP API tokens (create, list, revoke) and reader-app logins (set, list, remove)"
+    )
+    p.add_argument("object", choices=["token", "login"])
+    p.add_argument("action", choices=["create", "list", "revoke", "set", "remove"])
+    p.add_argument(
+        "token",
+        nargs="?",
+        metavar="REF",
+        help="token revoke: its id, name or the token; login set/remove: the name",
+    )
     p.add_argument("--name", default=None, help="create: a name to recognize the token by")
+    p.add_argument(
+        "--scope",
+        choices=["read", "write"],
+        default="write",
+        help="create: read (GET only) or write (everything; the default)",
+    )
     for spec in specs.values():
         if spec.cli is not None:
             spec.cli(sub)

@@ -20,6 +20,10 @@ class HostConfig:
     host_id: str  # names this process in job_runs and leases
     db_pool: int = 10  # connections per process
     db_wait_seconds: float = 60.0  # `run`: how long to keep retrying an unreachable PostgreSQL at start
+    # HTTP: names the server answers to besides IP literals and localhost (the name behind a reverse
+    # proxy), and the proxies whose Forwarded / X-Forwarded-* headers are believed (host.web.network).
+    public_hosts: tuple[str, ...] = ()
+    trusted_proxies: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> HostConfig:
@@ -34,6 +38,8 @@ class HostConfig:
             host_id=env.get("FEEDEATER_HOST_ID") or f"{socket.gethostname()}:{os.getpid()}",
             db_pool=_int_env(env, "FEEDEATER_DB_POOL", 10, "a pool size such as"),
             db_wait_seconds=_int_env(env, "FEEDEATER_DB_WAIT_SECONDS", 60, "a number of seconds such as"),
+            public_hosts=_list_env(env, "FEEDEATER_HTTP_PUBLIC_HOSTS"),
+            trusted_proxies=_list_env(env, "FEEDEATER_HTTP_TRUSTED_PROXIES"),
         )
 
 
@@ -47,3 +53,8 @@ def _int_env(env: dict[str, str], key: str, default: int, example: str) -> int:
         return int(raw)
     except ValueError:
         raise UserError(f"{key}={raw!r} is not a whole number", f"set {key} to {example} {default}") from None
+
+
+def _list_env(env: dict[str, str], key: str) -> tuple[str, ...]:
+    """A comma- or space-separated list."""
+    return tuple(part for part in env.get(key, "").replace(",", " ").split() if part)

@@ -1,6 +1,7 @@
 """Bus subscriptions: durable JetStream pull consumers that hand events to module handlers exactly once.
 
-One durable consumer per (module, subscription) on the bus stream, shared by every host running the
+One durable consumer per (module, subscription) on each bus stream its subject may be in (host/streams.py:
+messageCreated in the shared stream, the rest in feedeater's own), shared by every host running the
 module, so each event is handled once across hosts. A handler runs inside a transaction that also
 records `(consumer, event id)` in host.processed_events; the message is acked after the commit. A crash
 between commit and ack redelivers an event whose id is already recorded: it is acked, not handled again.
@@ -12,6 +13,7 @@ deliveries are retried without ever dead-lettering.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -21,20 +23,17 @@ from typing import cast
 import asyncpg
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StorageType, StreamConfig
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import NotFoundError
 from prometheus_client import Counter, Gauge
 
+from host import streams
 from host.backoff import Backoff
-from host.events import STREAM
 from host.module import BatchHandler, EventHandler, ModuleContext, ReceivedEvent, Subscription
 from host.supervise import Unit
 
 log = logging.getLogger("feedeater.consumers")
 
-DLQ_STREAM = "feedeater_dlq"
-DLQ_SUBJECTS = ("feedeater.dlq.*.*",)  # four tokens: never overlaps feedeater.<module>.<event>
-DLQ_MAX_AGE_S = 90 * 24 * 3600
 ERROR_HEADER = "Feedeater-Error"
 LAG_EVERY_S = 5.0
 
@@ -75,22 +74,18 @@ def retry_delay(delivery: int) -> float:
     return REDELIVERY.delay(delivery)
 
 
-async def ensure_dlq_stream(js: JetStreamContext) -> None:
-    try:
-        await js.stream_info(DLQ_STREAM)
-    except NotFoundError:
-        await js.add_stream(
-            StreamConfig(
-                name=DLQ_STREAM, subjects=list(DLQ_SUBJECTS), storage=StorageType.FILE, max_age=DLQ_MAX_AGE_S
-            )
-        )
-
-
 class Consumer:
     """Feeds one subscription's handler; `run` is supervised (it raises when NATS or the pool fails)."""
 
     def __init__(
-        self, ctx: ModuleContext, sub: Subscription, js: JetStreamContext, unit: Unit, *, batch: int = 50
+        self,
+        ctx: ModuleContext,
+        sub: Subscription,
+        js: JetStreamContext,
+        unit: Unit,
+        *,
+        batch: int = 50,
+        layout: streams.Plan | None = None,
     ) -> None:
         self.ctx = ctx
         self.sub = sub
@@ -99,6 +94,8 @@ class Consumer:
         self.batch = batch
         self.name = f"{ctx.name}.{sub.name}"
         self.durable = durable_name(ctx.name, sub)
+        self.streams = streams.streams_for(sub.subject, layout or streams.plan(()))
+        self._pending: dict[str, int] = {}
 
     def config(self) -> ConsumerConfig:
         return ConsumerConfig(
@@ -113,16 +110,49 @@ class Consumer:
         )
 
     async def run(self) -> None:
-        await self.js.add_consumer(STREAM, self.config())  # creates it, or updates a changed declaration
-        psub = await self.js.pull_subscribe_bind(durable=self.durable, stream=STREAM)
+        """Consume from every stream the subject may be in, and read to the end what an older feedeater
+        left for this consumer in the shared stream; one failing loop restarts them all."""
+        loops = [(stream, False) for stream in self.streams]
+        if streams.SHARED not in self.streams and await self._exists(streams.SHARED):
+            loops.append((streams.SHARED, True))
+        if len(loops) == 1:
+            return await self._consume(self.streams[0])
+        try:
+            async with asyncio.TaskGroup() as group:
+                for stream, until_drained in loops:
+                    group.create_task(self._consume(stream, until_drained=until_drained))
+        except* Exception as failed:
+            raise failed.exceptions[0] from None
+
+    async def _exists(self, stream: str) -> bool:
+        try:
+            await self.js.consumer_info(stream, self.durable)
+        except NotFoundError:
+            return False
+        return True
+
+    async def _consume(self, stream: str, *, until_drained: bool = False) -> None:
+        """Fetch and handle until cancelled; `until_drained`: until nothing is left, then delete the
+        consumer (its subject moved to another stream, where this subscription reads on)."""
+        if not until_drained:  # creates it, or updates a changed declaration
+            await self.js.add_consumer(stream, self.config())
+        psub = await self.js.pull_subscribe_bind(durable=self.durable, stream=stream)
         lag_at = 0.0
         try:
             while True:
                 if time.monotonic() - lag_at >= LAG_EVERY_S:
                     lag_at = time.monotonic()
                     info = await psub.consumer_info()
-                    self.unit.pending = int(info.num_pending or 0)
+                    self._pending[stream] = int(info.num_pending or 0)
+                    self.unit.pending = sum(self._pending.values())
                     PENDING.labels(self.name).set(self.unit.pending)
+                    if until_drained and not info.num_pending and not info.num_ack_pending:
+                        await self.js.delete_consumer(stream, self.durable)
+                        log.info(
+                            "%s: read to the end in %s; consuming from %s", self.name, stream, self.streams
+                        )
+                        self._pending.pop(stream, None)
+                        return
                 try:
                     msgs = await psub.fetch(self.batch, timeout=2)
                 except TimeoutError:  # nats-py raises both its own and asyncio's: nothing to fetch
@@ -226,7 +256,7 @@ class Consumer:
         await self.js.publish(
             dlq_subject(self.ctx.name, self.sub),
             msg.data,
-            stream=DLQ_STREAM,
+            stream=streams.DLQ,
             headers={
                 "Nats-Msg-Id": f"{self.name}:{event_id}",
                 ERROR_HEADER: one_line,

@@ -12,6 +12,7 @@ from pgvector.asyncpg import register_vector
 
 from host.backoff import Backoff
 from host.errors import UserError
+from host.redact import redact
 
 log = logging.getLogger("feedeater.db")
 
@@ -79,13 +80,3 @@ async def create_pool(url: str, *, min_size: int = 1, max_size: int = 10) -> asy
         ) from None
     assert pool is not None
     return pool
-
-
-def redact(url: str) -> str:
-    """Hide the password in a connection URL before it is printed."""
-    if "@" not in url or "://" not in url:
-        return url
-    scheme, rest = url.split("://", 1)
-    creds, host = rest.rsplit("@", 1)
-    user = creds.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}" if ":" in creds else url

@@ -14,8 +14,6 @@ from typing import Any
 
 # Fixed namespace for uuid5 ids: the same source item always gets the same message id.
 NAMESPACE = uuid.UUID("6f1c3b7e-5a52-4d0e-9a53-0c1f6f0e7d21")
-STREAM = "feedeater_bus"
-STREAM_SUBJECTS = ("feedeater.*.messageCreated", "feedeater.*.messageUpdated", "feedeater.*.contextUpdated")
 SUMMARY_SHORT_MAX = 128  # UTF-16 code units, as upstream's validator counts
 
 

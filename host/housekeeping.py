@@ -40,6 +40,31 @@ def host_module(plugins: Mapping[str, ModuleSpec]) -> ModuleSpec:
                 Setting("outbox_keep_days", "int", 7, "days published outbox rows are kept", min=1, max=3650),
                 Setting("job_runs_keep_days", "int", 30, "days job runs are kept", min=1, max=3650),
                 Setting(
+                    "bus_replicas",
+                    "int",
+                    0,
+                    "replicas of each JetStream stream (3 on a cluster); 0 = 3 when NATS has three or more "
+                    "servers, else 1",
+                    min=0,
+                    max=5,
+                ),
+                Setting(
+                    "bus_max_age_days",
+                    "int",
+                    30,
+                    "days the bus streams keep events (consumers that lag longer lose them)",
+                    min=1,
+                    max=3650,
+                ),
+                Setting(
+                    "bus_max_bytes_mb",
+                    "int",
+                    1024,
+                    "size limit of each bus stream in MB (reserved on every replica's server); when full, "
+                    "new events wait in the outbox; 0 = no limit",
+                    min=0,
+                ),
+                Setting(
                     "otlp_endpoint",
                     "str",
                     "",
@@ -53,8 +78,6 @@ def host_module(plugins: Mapping[str, ModuleSpec]) -> ModuleSpec:
 
 
 async def housekeeping(ctx: ModuleContext, plugins: Mapping[str, ModuleSpec]) -> dict[str, Any]:
-    from host.bus import STREAM_MAX_AGE_S  # nats and aiohttp: `rss list` must not import them
-
     async with ctx.pool.acquire() as conn:
         metrics: dict[str, Any] = {
             "outbox_rows_pruned": await outbox.prune(conn, keep_days=int(ctx.settings["outbox_keep_days"])),
@@ -67,7 +90,7 @@ async def housekeeping(ctx: ModuleContext, plugins: Mapping[str, ModuleSpec]) ->
             "processed_ids_deleted": _count(
                 await conn.execute(
                     "DELETE FROM host.processed_events WHERE processed_at < now() - make_interval(secs => $1)",
-                    float(STREAM_MAX_AGE_S + 86400),
+                    float((int(ctx.settings["bus_max_age_days"]) + 1) * 86400),
                 )
             ),
             "service_rows_deleted": _count(

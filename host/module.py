@@ -53,6 +53,10 @@ class Setting:
     min: float | None = None
     max: float | None = None
     choices: tuple[str, ...] = ()
+    # The key of a secret setting this address is sent to (an API base URL and its key): the console
+    # changes it only when the secret is given again in the same form, so whoever can change settings
+    # cannot redirect a stored secret (host.console.forms.validate).
+    receives: str = ""
 
 
 JobHandler = Callable[["ModuleContext"], Awaitable[Mapping[str, Any]]]
@@ -147,6 +151,9 @@ class Routes:
     # Endpoints that authenticate their callers themselves (a WebSub hub signs its pushes with HMAC):
     # mounted without the API's bearer-token rule.
     public: bool = False
+    # The largest request body its endpoints accept, checked before anything reads it (None: the host's
+    # 1 MiB). An upload endpoint raises it; the API's token is checked before the body either way.
+    max_body_bytes: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

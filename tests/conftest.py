@@ -30,6 +30,7 @@ def local_fixtures() -> Path:
 # first: the xdist scheduler hands tests out in collection order, and these collected last left one worker
 # finishing a 100 s test alone at the end of the run.
 LONG_FIRST = (
+    "tests/faults/test_cluster.py",
     "tests/faults/test_scale_out.py",
     "tests/faults/test_tap_crash.py",
     "tests/discord/test_posting.py",

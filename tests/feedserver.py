@@ -20,7 +20,8 @@ Unknown paths answer 404. The pytest fixture `feed_server` (tests/rss/conftest.p
 
 `Route` fields (all optional):
 
-* `status`, `body`, `headers`: the response. `body` may be a callable returning an iterable of byte chunks;
+* `status`, `body`, `headers`: the response (a list value sends that header once per item). `body` may be a
+  callable returning an iterable of byte chunks;
   it is then streamed with chunked transfer encoding (unless `content_length` is set), e.g. to send more data
   than fits in memory.
 * `etag`, `last_modified`: sent as headers; a matching If-None-Match (which takes precedence) or an
@@ -77,7 +78,7 @@ _COMPRESSORS: dict[str, Callable[[bytes], bytes]] = {
 class Route:
     status: int = 200
     body: bytes | Callable[[], Iterable[bytes]] = b""
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str | Sequence[str]] = field(default_factory=dict)
     etag: str | None = None
     last_modified: str | None = None
     encoding: str | None = None
@@ -176,7 +177,8 @@ class _Handler(BaseHTTPRequestHandler):
         body = route.body
         self.send_response(route.status)
         for name, value in route.headers.items():
-            self.send_header(name, value)
+            for one in [value] if isinstance(value, str) else value:
+                self.send_header(name, one)
         self._send_validators(route)
         if route.location is not None:
             self.send_header("Location", route.location)

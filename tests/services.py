@@ -24,9 +24,10 @@ import nats
 import pytest
 from nats.js import JetStreamContext
 from nats.js.api import ConsumerConfig, DeliverPolicy
+from nats.js.errors import NotFoundError
 
+from host import streams
 from host.config import HostConfig
-from host.events import STREAM
 from host.runtime import Host
 from host.services import PG_SYSTEM_USER, EmbeddedNats, EmbeddedPostgres, ensure_system_user, free_port
 
@@ -102,10 +103,12 @@ async def database_url(pg_server: EmbeddedPostgres) -> AsyncIterator[str]:
 
 
 async def reset_stream(url: str) -> None:
+    """Delete the bus streams (a test starts from none, as a fresh install does)."""
     nc = await nats.connect(url)
     try:
-        with contextlib.suppress(Exception):
-            await nc.jetstream().delete_stream(STREAM)
+        for name in streams.BUS_STREAMS:
+            with contextlib.suppress(Exception):
+                await nc.jetstream().delete_stream(name)
     finally:
         await nc.close()
 
@@ -146,37 +149,51 @@ WAIT_S = 120.0
 
 
 class BusReader:
-    """Reads what actually reached a JetStream stream (not what we meant to send).
+    """Reads what actually reached the bus streams (not what we meant to send).
 
-    A stream that cannot be read raises: "nothing was published" must never pass because NATS was down.
+    A bus without streams raises: "nothing was published" must never pass because NATS was down.
     """
 
-    def __init__(self, js: JetStreamContext, *, stream: str = STREAM) -> None:
+    def __init__(self, js: JetStreamContext, *, stream: str | None = None) -> None:
         self.js = js
-        self.stream = stream
+        self.streams = (stream,) if stream else streams.BUS_STREAMS
 
     async def all(
         self, subject: str = "feedeater.>", *, expect: int | None = None, timeout: float = WAIT_S
     ) -> list[dict[str, Any]]:
-        """Every message in the stream on `subject`, in stream order, with its Nats-Msg-Id under `_msg_id`
-        (headers under `_headers`)."""
+        """Every message on `subject`, stream by stream (the shared one first), each in stream order, with
+        its Nats-Msg-Id under `_msg_id` (headers under `_headers`, the stream under `_stream`, the time
+        JetStream stored it under `_stored`)."""
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
-            msgs = await self._read(subject)
+            msgs = await self._read_all(subject)
             if expect is None or len(msgs) >= expect or asyncio.get_running_loop().time() > deadline:
                 return msgs
             await asyncio.sleep(0.1)
 
-    async def _read(self, subject: str) -> list[dict[str, Any]]:
+    async def _read_all(self, subject: str) -> list[dict[str, Any]]:
+        """The streams in turn; a missing one is skipped, unless none exists."""
+        out: list[dict[str, Any]] = []
+        missing: list[NotFoundError] = []
+        for stream in self.streams:
+            try:
+                out += await self._read(stream, subject)
+            except NotFoundError as exc:
+                missing.append(exc)
+        if len(missing) == len(self.streams):
+            raise missing[0]
+        return out
+
+    async def _read(self, stream: str, subject: str) -> list[dict[str, Any]]:
         """Exactly the messages the stream holds on `subject` now: counted first, then read until all
         arrived. A pause in delivery (a busy machine) must not end the read early and hide messages."""
-        info = await self.js.stream_info(self.stream, subjects_filter=subject)
+        info = await self.js.stream_info(stream, subjects_filter=subject)
         count = sum((info.state.subjects or {}).values())
         if count == 0:
             return []
         sub = await self.js.subscribe(
             subject,
-            stream=self.stream,
+            stream=stream,
             ordered_consumer=True,
             config=ConsumerConfig(deliver_policy=DeliverPolicy.ALL),
         )
@@ -189,6 +206,8 @@ class BusReader:
                 body["_headers"] = dict(msg.headers or {})
                 body["_msg_id"] = body["_headers"].get("Nats-Msg-Id")
                 body["_subject"] = msg.subject
+                body["_stream"] = stream
+                body["_stored"] = msg.metadata.timestamp.timestamp()  # when JetStream stored it (epoch s)
                 out.append(body)
         finally:
             await sub.unsubscribe()
@@ -330,7 +349,7 @@ async def pending_events(pool: asyncpg.Pool) -> int:
 async def assert_exactly_once(pool: asyncpg.Pool, js: JetStreamContext) -> list[dict[str, Any]]:
     """Nothing lost, nothing duplicated: every entry has one event in the outbox and exactly one in the
     stream (MessageUpdated revisions too), every outbox row was delivered once, and each feed's events
-    reached the stream in the order they were written. Returns the stream's RSS messages."""
+    of one subject reached their stream in the order they were written. Returns the RSS messages."""
     # Generous: it may include a `feedeater run` starting (minutes of imports on a loaded 2-core machine).
     await until(lambda: _no_pending(pool), timeout=240, what="outbox drained")
     rows = await pool.fetch(
@@ -347,11 +366,11 @@ async def assert_exactly_once(pool: asyncpg.Pool, js: JetStreamContext) -> list[
     entries = {str(r["message_id"]) for r in await pool.fetch("SELECT message_id FROM mod_rss.entries")}
     assert set(created) == entries, "entries without their MessageCreated event, or the reverse"
     position = {event_id: i for i, event_id in enumerate(outbox_ids)}
-    per_feed: dict[str, list[int]] = defaultdict(list)
+    per_feed: dict[tuple[str, str], list[int]] = defaultdict(list)
     for m in got:
-        per_feed[m["message"]["source"]["stream"]].append(position[m["_msg_id"]])
-    for feed, order in per_feed.items():
-        assert order == sorted(order), f"feed {feed}: events out of order"
+        per_feed[m["message"]["source"]["stream"], m["_subject"]].append(position[m["_msg_id"]])
+    for (feed, subject), order in per_feed.items():
+        assert order == sorted(order), f"feed {feed}: {subject} events out of order"
     return got
 
 

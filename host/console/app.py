@@ -19,7 +19,9 @@ from starlette.exceptions import HTTPException
 
 from host.console import auth, core
 from host.console.render import page
-from host.console.security import LoginRequired, SecurityHeaders, guard
+from host.console.security import LoginRequired, SessionCookie, guard
+from host.console.throttle import LoginThrottle
+from host.web import gate
 from host.web.auth import is_loopback
 
 if TYPE_CHECKING:
@@ -36,6 +38,7 @@ class Console:
     pool: asyncpg.Pool
     loopback: bool
     nav: tuple[tuple[str, str], ...]
+    logins: LoginThrottle
 
 
 async def mount(app: FastAPI, host: Host, pages: Sequence[tuple[ModuleContext, Routes]]) -> None:
@@ -43,14 +46,21 @@ async def mount(app: FastAPI, host: Host, pages: Sequence[tuple[ModuleContext, R
         await auth.load(conn)  # the auth row (CSRF key) exists before the first request
     loopback = is_loopback(host.config.http_host)
     module_nav = tuple((label, r.prefix + path) for _, r in pages for label, path in r.pages)
-    app.state.console = Console(host.require_pool(), loopback, (CORE_NAV[0], *module_nav, *CORE_NAV[1:]))
-    app.add_middleware(SecurityHeaders, secure_cookie=not loopback)
+    nav = (CORE_NAV[0], *module_nav, *CORE_NAV[1:])
+    app.state.console = Console(host.require_pool(), loopback, nav, LoginThrottle())
+    app.add_middleware(SessionCookie, secure_cookie=not loopback)
     app.mount("/static/console", StaticFiles(packages=[("host.console", "static")]), name="console-static")
     app.include_router(core.build(host))
     for ctx, routes in pages:
         router = await routes.build(ctx)
-        app.include_router(
-            router, prefix=routes.prefix, dependencies=[Depends(guard)], include_in_schema=False
+        gate.include(
+            app,
+            router,
+            token=False,  # the console's guard: login, read-only, CSRF
+            max_body=routes.max_body_bytes,
+            prefix=routes.prefix,
+            dependencies=[Depends(guard)],
+            include_in_schema=False,
         )
 
     @app.exception_handler(LoginRequired)

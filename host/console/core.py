@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import math
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 
 from host import contexts, settings
-from host.console import auth, forms, live, overview, svg
+from host.console import auth, forms, live, overview, svg, throttle
 from host.console.render import page
 from host.console.security import Refused, guard, set_cookie
+from host.web.gate import client_of
 
 if TYPE_CHECKING:
     from host.runtime import Host
+
+log = logging.getLogger("feedeater.console")
 
 
 def _safe_next(raw: Any) -> str:
@@ -29,6 +35,8 @@ def build(host: Host) -> APIRouter:
     async def login_form(request: Request, next: str = "/") -> HTMLResponse:
         return page(request, "login.html", title="Log in", next=_safe_next(next), error=None)
 
+    verifying = asyncio.Semaphore(throttle.CONCURRENT)
+
     @router.post("/login", response_model=None)
     async def login(request: Request) -> Response:
         form = await request.form()
@@ -36,7 +44,23 @@ def build(host: Host) -> APIRouter:
         target = _safe_next(form.get("next"))
         if state.password_hash is None:
             return RedirectResponse(target, 303)
-        if not auth.verify(state.password_hash, str(form.get("password") or "")):
+        # argon2 is slow on purpose: a few verifications at once, each in a thread, at a bounded rate.
+        client = client_of(request.scope)
+        wait = 1.0 if verifying.locked() else request.app.state.console.logins.admit(client.address)
+        if wait > 0:
+            return page(
+                request,
+                "login.html",
+                429,
+                headers={"Retry-After": str(math.ceil(wait))},
+                title="Log in",
+                next=target,
+                error=f"Too many login attempts. Try again in {math.ceil(wait)} s.",
+            )
+        async with verifying:
+            ok = await asyncio.to_thread(auth.verify, state.password_hash, str(form.get("password") or ""))
+        if not ok:
+            log.warning("console login from %s: wrong password", client.address)  # at the throttle's rate
             return page(request, "login.html", 401, title="Log in", next=target, error="Wrong password.")
         async with host.require_pool().acquire() as conn:
             set_cookie(request, await auth.start_session(conn))

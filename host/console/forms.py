@@ -89,4 +89,26 @@ def validate(
             continue
         if value != current.get(s.key, s.default):
             changes[s.key] = text
+    for key in list(changes):
+        problem = _redirects_secret(manifest, manifest.setting(key), current, env, raw)
+        if problem:
+            errors[key] = problem
+            del changes[key]
     return changes, errors
+
+
+def _redirects_secret(
+    manifest: Manifest, s: Setting, current: Mapping[str, Any], env: Mapping[str, str], raw: Mapping[str, str]
+) -> str | None:
+    """Why this change of an address would send a stored secret somewhere new (None: it would not)."""
+    if not s.receives:
+        return None
+    secret_env = env_key(manifest.name, s.receives)
+    if secret_env in env:
+        return (
+            f"{s.receives} comes from {secret_env}, and this address receives it: "
+            f"set {env_key(manifest.name, s.key)} in the environment too"
+        )
+    if current.get(s.receives) and not raw.get(s.receives):
+        return f"this address receives {s.receives}: enter {s.receives} again to change it"
+    return None

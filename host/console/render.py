@@ -13,6 +13,13 @@ from jinja2 import BaseLoader, ChoiceLoader, Environment, PackageLoader, select_
 from host import textfmt
 from host.jobs import describe_trigger
 
+# Pages: no inline script, nothing from other origins but the images and media of feed content. The
+# gate (host.web.gate) adds the other security headers, and its stricter policy to everything else.
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: http: https:; "
+    "media-src 'self' http: https:; frame-src 'self'; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
 _LOADERS: list[BaseLoader] = [PackageLoader("host.console", "templates")]
 _PACKAGES = {"host.console"}
 ENV = Environment(
@@ -26,21 +33,11 @@ ENV.filters["duration"] = textfmt.duration
 ENV.filters["plural"] = textfmt.plural
 
 
-def _size(n: int | None) -> str:
-    if n is None:
-        return "-"
-    for unit in ("B", "KiB", "MiB"):
-        if n < 1024:
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n = n / 1024  # type: ignore[assignment]
-    return f"{n:.1f} GiB"
-
-
 def _iso(value: datetime | None) -> str:
     return value.isoformat() if value else ""
 
 
-ENV.filters["size"] = _size
+ENV.filters["size"] = textfmt.size
 ENV.filters["iso"] = _iso
 
 
@@ -51,7 +48,14 @@ def add_templates(package: str) -> None:
         _LOADERS.append(PackageLoader(package, "templates"))
 
 
-def page(request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+def page(
+    request: Request,
+    template: str,
+    status_code: int = 200,
+    *,
+    headers: dict[str, str] | None = None,
+    **context: Any,
+) -> HTMLResponse:
     """A whole page in the console's layout: navigation, the viewer's access and CSRF token."""
     console = request.app.state.console
     html = ENV.get_template(template).render(
@@ -61,7 +65,9 @@ def page(request: Request, template: str, status_code: int = 200, **context: Any
         path=request.url.path,
         **context,
     )
-    return HTMLResponse(html, status_code=status_code)
+    return HTMLResponse(
+        html, status_code=status_code, headers={"Content-Security-Policy": CSP, **(headers or {})}
+    )
 
 
 def fragment(template: str, **context: Any) -> HTMLResponse:

@@ -1,9 +1,10 @@
-"""Who is looking and what they may do: the session cookie, login, CSRF and the security headers.
+"""Who is looking and what they may do: the session cookie, login and CSRF.
 
 Every console route depends on `guard`: it finds the visitor's access (auth.access), sends visitors who
-must log in to /login, and refuses a POST without the form's CSRF token (403) or from a read-only
-visitor (403). `SecurityHeaders` adds the Content-Security-Policy (no inline script, nothing from other
-origins but images and media of feed content) and the new session cookie to every console response.
+must log in to /login, refuses a POST from a read-only visitor (403) before reading its body, and then
+one without the form's CSRF token (403), reading the form within fixed limits. `SessionCookie` writes
+the new session cookie on the response. The gate in front (host.web.gate) has already checked the Host
+name, the Origin and the body size; pages carry their own Content-Security-Policy (host.console.render).
 """
 
 from __future__ import annotations
@@ -15,20 +16,12 @@ from fastapi import HTTPException, Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from host.console import auth
+from host.web.gate import client_of
 
 COOKIE = "fe_session"
-CSP = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: http: https:; "
-    "media-src 'self' http: https:; frame-src 'self'; object-src 'none'; base-uri 'none'; "
-    "form-action 'self'; frame-ancestors 'none'"
-)
-HEADERS = [
-    (b"content-security-policy", CSP.encode()),
-    (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"same-origin"),
-    (b"x-frame-options", b"DENY"),
-]
 OPEN_PATHS = frozenset({"/login"})  # reachable before logging in
+# A form is a few fields (a settings form: one per setting) and at most one file (the OPML upload).
+FORM_LIMITS: dict[str, Any] = {"max_files": 1, "max_fields": 200, "max_part_size": 1024 * 1024}
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +30,11 @@ class Viewer:
     csrf: str
     password_set: bool
     logged_in: bool
+    csrf_key: str
+    session_token: str
+
+    def csrf_matches(self, given: object) -> bool:
+        return isinstance(given, str) and auth.csrf_ok(self.csrf_key, self.session_token, given)
 
     @property
     def can_write(self) -> bool:
@@ -61,7 +59,7 @@ def cookie_header(token: str, *, secure: bool, max_age: int = auth.SESSION_DAYS 
 
 
 def set_cookie(request: Request, token: str) -> None:
-    """Send `token` as the session cookie with this response (SecurityHeaders writes the header)."""
+    """Send `token` as the session cookie with this response (SessionCookie writes the header)."""
     request.scope.setdefault("state", {})["console_cookie"] = token
 
 
@@ -81,11 +79,16 @@ async def viewer_for(request: Request) -> Viewer:
     )
     assert row is not None  # created when the console is mounted
     request.state.session_token = token
+    # Open writes only for a loopback bind and a request straight from this machine: one that came
+    # through a reverse proxy (even one on this machine) is from the network.
+    local = console.loopback and client_of(request.scope).local
     return Viewer(
-        auth.access(password_set=row["password_set"], loopback=console.loopback, logged_in=row["logged_in"]),
+        auth.access(password_set=row["password_set"], loopback=local, logged_in=row["logged_in"]),
         auth.csrf_token(row["csrf_key"], token),
         row["password_set"],
         row["logged_in"],
+        row["csrf_key"],
+        token,
     )
 
 
@@ -95,42 +98,38 @@ async def guard(request: Request) -> Viewer:
     if viewer.access == "login" and request.url.path not in OPEN_PATHS:
         raise LoginRequired(request.url.path)
     if request.method == "POST":
-        form = await request.form()
-        given = form.get("csrf")
-        if not isinstance(given, str) or not given or given != viewer.csrf:
-            raise Refused(
-                "This form has expired or did not come from this console (CSRF check). Reload the page and try again."
-            )
         if not viewer.can_write and request.url.path not in OPEN_PATHS:
             raise Refused(
-                "The console is read-only: it listens on a network address and has no password. "
-                "Set one with `feedeater console password` and log in."
+                "The console is read-only: it is reached over the network (a non-loopback address or a "
+                "proxy) and has no password. Set one with `feedeater console password` and log in."
+            )
+        form = await request.form(**FORM_LIMITS)
+        if not viewer.csrf_matches(form.get("csrf")):
+            raise Refused(
+                "This form has expired or did not come from this console (CSRF check). Reload the page and try again."
             )
     return viewer
 
 
-class SecurityHeaders:
-    """Pure ASGI middleware (streams stay streams): headers on console responses, the new cookie."""
+class SessionCookie:
+    """Pure ASGI middleware (streams stay streams): writes the cookie the guard chose on the response.
+    `Secure` off loopback and whenever the browser's side of a trusted proxy is https."""
 
-    def __init__(self, app: ASGIApp, *, secure_cookie: bool, skip: tuple[str, ...] = ("/api",)) -> None:
+    def __init__(self, app: ASGIApp, *, secure_cookie: bool) -> None:
         self.app = app
         self.secure_cookie = secure_cookie
-        self.skip = skip
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"].startswith(self.skip):
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
 
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers: list[Any] = list(message.get("headers", []))
-                present = {k.lower() for k, _ in headers}
-                headers += [(k, v) for k, v in HEADERS if k not in present]
-                token = scope.get("state", {}).get("console_cookie")
-                if token:
-                    headers.append((b"set-cookie", cookie_header(token, secure=self.secure_cookie)))
+        async def send_with_cookie(message: Message) -> None:
+            token = scope.get("state", {}).get("console_cookie")
+            if message["type"] == "http.response.start" and token:
+                secure = self.secure_cookie or client_of(scope).scheme == "https"
+                headers = [*message.get("headers", []), (b"set-cookie", cookie_header(token, secure=secure))]
                 message = {**message, "headers": headers}
             await send(message)
 
-        await self.app(scope, receive, send_with_headers)
+        await self.app(scope, receive, send_with_cookie)

@@ -2,7 +2,7 @@
 
 `reserve` hands out start times instead of refusing: tokens may go negative, so concurrent callers queue
 in arrival order, each `1/rate` after the previous one once the burst is spent. Over any window of `t`
-seconds at most `burst + rate × t` reservations start.
+seconds at most `burst + rate × t` reservations start. `wait` + `take` refuse instead (console logins).
 """
 
 from __future__ import annotations
@@ -29,6 +29,16 @@ class TokenBucket:
         self._refill(now)
         self._tokens -= 1
         return now if self._tokens >= 0 else now - self._tokens / self.rate
+
+    def wait(self, now: float) -> float:
+        """Seconds until a token is there (0: one is there now); takes nothing. For callers that refuse
+        instead of queueing: `take` only after every bucket involved said 0."""
+        self._refill(now)
+        return 0.0 if self._tokens >= 1 else (1 - self._tokens) / self.rate
+
+    def take(self, now: float) -> None:
+        self._refill(now)
+        self._tokens -= 1
 
     def full_at(self) -> float:
         """When the bucket is full again: from then on it is indistinguishable from a new one."""

@@ -6,16 +6,23 @@ Modules declare `Routes` in their manifest; each router is mounted under `Routes
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import re
+import socket
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import asyncpg
 from fastapi import APIRouter, Depends, FastAPI
-from fastapi.responses import JSONResponse, Response
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from host.errors import UserError
 from host.module import ModuleContext, Routes
-from host.web import auth, contexts, errors
+from host.web import auth, contexts, errors, gate, network
+from host.web.slashes import MergeSlashes
 
 HealthCheck = Callable[[], Awaitable[dict[str, Any]]]
 
@@ -27,24 +34,46 @@ async def build_app(
     version: str,
     pool: asyncpg.Pool,
     bind_host: str = "127.0.0.1",
+    public_hosts: Sequence[str] = (),
+    trusted_proxies: Sequence[str] = (),
 ) -> FastAPI:
-    """`bind_host` decides the API's auth policy (host.web.auth): beyond loopback every request needs a token."""
-    app = FastAPI(title="feedeater", version=version, docs_url="/api/docs", redoc_url=None)
+    """`bind_host` decides the API's auth policy (host.web.auth): beyond loopback every request needs a
+    token. `public_hosts` and `trusted_proxies` configure the gate (host.web.gate): the names it answers
+    to, and whose forwarding headers it believes."""
+    app = FastAPI(title="feedeater", version=version, docs_url=None, redoc_url=None)
     loopback = auth.is_loopback(bind_host)
     app.state.auth = auth.AuthPolicy(pool, loopback=loopback)
     auth.document(app, loopback=loopback)
     errors.install(app)
+    try:
+        proxies = network.networks(trusted_proxies)
+    except ValueError as exc:
+        raise UserError(
+            f"FEEDEATER_HTTP_TRUSTED_PROXIES: {exc}",
+            "list proxy addresses or ranges, e.g. 127.0.0.1,10.0.0.0/8",
+        ) from None
+    names = network.Names.build(public_hosts, own=(bind_host, socket.gethostname()))
+    app.add_middleware(gate.Gate, names=names, proxies=proxies)
+    app.add_middleware(MergeSlashes)  # outermost: the gate matches route policies on the merged path
 
-    def mount(router: APIRouter, prefix: str, tag: str, *, public: bool = False) -> None:
-        """Every router gets the same auth rules (unless it authenticates its callers itself) and
-        declares the same error shape."""
-        app.include_router(
+    def mount(router: APIRouter, routes: Routes | None, tag: str) -> None:
+        """Every router gets the same auth rules (unless it authenticates its callers itself), body
+        limit and error shape."""
+        public = routes is not None and routes.public
+        gate.include(
+            app,
             router,
-            prefix=prefix,
+            token=not public,
+            max_body=routes.max_body_bytes if routes is not None else None,
+            prefix=routes.prefix if routes is not None else "/api/v1",
             tags=[tag],
             dependencies=[] if public else [Depends(auth.authorize)],
             responses=errors.ERROR_RESPONSES,
         )
+
+    @app.get("/api/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        return swagger_ui(app.title)
 
     @app.get("/healthz", tags=["host"], summary="Health of the database, the bus and every unit")
     async def healthz() -> JSONResponse:
@@ -55,7 +84,24 @@ async def build_app(
     async def metrics() -> Response:
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
-    mount(contexts.build(pool), "/api/v1", "host")
+    mount(contexts.build(pool), None, "host")
     for ctx, routes in mounted:
-        mount(await routes.build(ctx), routes.prefix, ctx.name, public=routes.public)
+        mount(await routes.build(ctx), routes, ctx.name)
     return app
+
+
+def swagger_ui(title: str) -> HTMLResponse:
+    """FastAPI's Swagger UI page with a policy that allows exactly its CDN files and its one inline script."""
+    page = get_swagger_ui_html(openapi_url="/openapi.json", title=f"{title} API")
+    body = bytes(page.body)
+    hashes = " ".join(
+        f"'sha256-{base64.b64encode(hashlib.sha256(m).digest()).decode()}'"
+        for m in re.findall(rb"<script>(.*?)</script>", body, re.S)
+    )
+    cdn = "https://cdn.jsdelivr.net"
+    csp = (
+        f"default-src 'none'; script-src {cdn} {hashes}; style-src {cdn} 'unsafe-inline'; "
+        f"img-src 'self' data: {cdn} https://fastapi.tiangolo.com; connect-src 'self'; "
+        "frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+    )
+    return HTMLResponse(body, headers={"Content-Security-Policy": csp})

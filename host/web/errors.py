@@ -14,9 +14,10 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match, Route
 
 from host.errors import UserError
-from host.web.models import ApiError
+from host.web.models import NO_NUL, ApiError
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     "4XX": {"model": ApiError, "description": "what went wrong and how to fix it"}
@@ -40,15 +41,35 @@ def respond(status: int, error: str, fix: str | None, headers: dict[str, str] | 
     return JSONResponse(ApiError(error=error, fix=fix).model_dump(), status_code=status, headers=headers)
 
 
+def _readable(error: Any) -> str:
+    """pydantic's message, except a regex quoted at the reader: NUL characters are named, other
+    patterns point at the API description."""
+    if error.get("type") != "string_pattern_mismatch":
+        return str(error.get("msg", "invalid"))
+    if error.get("ctx", {}).get("pattern") == NO_NUL:
+        return "must not contain NUL characters"
+    return "does not have the form the API description gives"
+
+
 def describe_validation(errors: Sequence[Any]) -> str:
     """FastAPI's validation errors as one line: `limit: Input should be ≤ 1000; url: …`."""
     parts = []
     for e in list(errors)[:3]:
         loc = [str(p) for p in e.get("loc", ())] or ["request"]
         where = ".".join(loc[1:]) or loc[0]  # ("query", "limit") → limit; ("body",) → body
-        parts.append(f"{where}: {e.get('msg', 'invalid')}")
+        parts.append(f"{where}: {_readable(e)}")
     more = len(errors) - 3
     return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
+
+
+def allowed_methods(request: Request) -> str:
+    """Every method some route serves at this path. Starlette's 405 names only the first route whose
+    path matched, so `/feeds` (GET and POST are two routes) answered `Allow: GET` (RFC 9110: all)."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        if isinstance(route, Route) and route.methods and route.matches(request.scope)[0] != Match.NONE:
+            methods |= route.methods
+    return ", ".join(sorted(methods))
 
 
 def install(app: FastAPI) -> None:
@@ -64,10 +85,13 @@ def install(app: FastAPI) -> None:
         assert isinstance(exc, RequestValidationError)
         return respond(422, describe_validation(exc.errors()), OPENAPI_HINT)
 
-    async def on_starlette(_request: Request, exc: Exception) -> JSONResponse:
+    async def on_starlette(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
         error = "no such endpoint" if exc.status_code == 404 else str(exc.detail)
-        return respond(exc.status_code, error, OPENAPI_HINT, dict(exc.headers or {}))
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = allowed_methods(request)
+        return respond(exc.status_code, error, OPENAPI_HINT, headers)
 
     app.add_exception_handler(HttpError, on_http_error)
     app.add_exception_handler(UserError, on_user_error)

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+# PostgreSQL text cannot hold NUL: strings that reach it say so in the schema (a NUL was a 500).
+NO_NUL = r"^[^\x00]*$"
 
 
 class ApiError(BaseModel):
@@ -48,6 +51,7 @@ class ApiToken(BaseModel):
 
     id: int
     name: str
+    scope: Literal["read", "write"] = Field(description="read: GET only; write: every request")
     prefix: str = Field(description="the token's first characters, to tell tokens apart")
     created_at: datetime
     last_used_at: datetime | None

@@ -59,6 +59,10 @@ async def serve(app: object, host: str, port: int) -> Served:
         lifespan="off",
         server_header=False,
         timeout_graceful_shutdown=5,
+        # uvicorn's 5 s default races clients that reuse a pooled connection after a pause of about that
+        # long (requests/urllib3, which reader-app libraries use): the request lands as the server closes
+        # it, "Connection reset by peer". 75 s is nginx's default.
+        timeout_keep_alive=75,
     )
     server = _Server(config)
     # The socket already listens: connections wait in its backlog until uvicorn's loop accepts them.

@@ -59,7 +59,10 @@ MANIFEST = Manifest(
             batch=True,
         ),
     ),
-    routes=(Routes("console", _console, prefix="/digest", pages=(("Digests", "/digests"),)),),
+    routes=(
+        Routes("api", lazy("modules.digest.api:build"), description="REST API v1: dedup decisions, clusters"),
+        Routes("console", _console, prefix="/digest", pages=(("Digests", "/digests"),)),
+    ),
     settings=SETTINGS,
     events=("messageCreated", "contextUpdated"),
     migrations=builtin("digest"),

@@ -1,4 +1,5 @@
-"""`feedeater digest build|list|show|like|unlike|likes` and `feedeater digest sources set|remove|list|import`."""
+"""`feedeater digest build|list|show|article|cluster|explain|like|unlike|likes` and
+`feedeater digest sources set|remove|list|import`."""
 
 from __future__ import annotations
 
@@ -87,7 +88,7 @@ async def cmd(host: Host, args: argparse.Namespace) -> int:
         from modules.digest.deliver import job
 
         built = await job.build(ctx, kind, window=span, topics_k=k)
-        print(render.render(built.digest, args.format), end="")
+        print(render.render(built.digest, args.format, details=args.details), end="")
         return 0
     async with ctx.pool.acquire() as conn:
         if args.digest_action == "list":
@@ -113,6 +114,8 @@ async def cmd(host: Host, args: argparse.Namespace) -> int:
             )
         elif args.digest_action in ("like", "unlike", "likes"):
             await _likes(conn, args, emit, table)
+        elif args.digest_action in ("article", "cluster", "explain"):
+            await _inspect(conn, args, emit)
         elif args.digest_action == "show":
             row = await digests.get(conn, args.id)
             text = row["markdown"] if args.format == "md" else json.dumps(row["structured"], indent=2) + "\n"
@@ -120,6 +123,90 @@ async def cmd(host: Host, args: argparse.Namespace) -> int:
         else:
             await _sources(conn, args, emit, table)
     return 0
+
+
+async def _inspect(conn: Any, args: argparse.Namespace, emit: Any) -> None:
+    from modules.digest.store import inspect
+
+    if args.digest_action == "article":
+        data = await inspect.article(conn, await inspect.resolve(conn, args.ref))
+        emit(args, data, article_text)
+    elif args.digest_action == "cluster":
+        data = await inspect.cluster(conn, article_id(args.cluster_id))
+        emit(args, data, cluster_text)
+    else:
+        first, second = await inspect.resolve(conn, args.a), await inspect.resolve(conn, args.b)
+        emit(args, await inspect.explain(conn, first, second), explain_text)
+
+
+def _score(value: float | None) -> str:
+    return "" if value is None else f" {value:.2f}"
+
+
+def _one(r: dict[str, Any]) -> str:
+    """One article on one line: id, how it was decided, source, title."""
+    how = f"{r['disposition']} ({r['layer']}{_score(r['match_score'])})"
+    matched = f" → {r['matched_id']}" if r.get("matched_id") else ""
+    return f"{r['id']:>8}  {how}{matched}  {r['source_name']}: {r['title'][:70]}"
+
+
+def _checks(checks: list[dict[str, Any]]) -> list[str]:
+    return [
+        f"  {'✓' if c['passed'] else '✗'} {c['layer']:<11} {c['value']}  (rule: {c['rule']})" for c in checks
+    ]
+
+
+def article_text(d: dict[str, Any]) -> str:
+    """`digest article` for people: identity, decision and the checks behind it, match, story, event, history."""
+    lines = [
+        f"article {d['id']}: {d['title']}",
+        f"  source     {d['source_name']} · published {d['published_at']:%Y-%m-%d %H:%M} UTC · {d['word_count']} words",
+        f"  link       {d['url'] or '(none)'}",
+        f"  guid       {d['guid'] or '(none)'} · message {d['message_id']}",
+        f"  decision   {d['disposition']} by layer {d['layer']}{_score(d['match_score'])}"
+        + (f", among {d['candidates']} candidates" if d["candidates"] is not None else ""),
+    ]
+    if d["matched"]:
+        lines.append(f"  matched    {_one(d['matched']).strip()}")
+    lines.append(
+        f"  story      cluster {d['cluster_id']} ({d['cluster_size']} articles): `feedeater digest cluster {d['cluster_id']}`"
+    )
+    lines.append(f"  event      {d['event_id']} ({d['event_stories']} stories)")
+    lines += [f"    same event: {_one(r).strip()}" for r in d["event_links"]]
+    if d["markers"]:
+        lines.append(f"  markers    {', '.join(d['markers'])}")
+    if d["entities"]:
+        lines.append(f"  entities   {', '.join(d['entities'][:12])}")
+    if d["details"]:
+        lines.append("  checks against the match:")
+        lines += _checks(d["details"])
+    lines.append("  history:")
+    lines += [
+        f"    {h['decided_at']:%Y-%m-%d %H:%M:%S} rev {h['revision']}: {h['disposition']} ({h['layer']}{_score(h['score'])})"
+        + (f" → {h['matched_id']}" if h["matched_id"] else "")
+        for h in d["history"]
+    ]
+    return "\n".join(lines)
+
+
+def cluster_text(d: dict[str, Any]) -> str:
+    lines = [f"story cluster {d['cluster_id']} (event {d['event_id']}): {len(d['articles'])} articles, "
+             f"shown as {d['representative']}"]  # fmt: skip
+    lines += [_one(r) for r in d["articles"]]
+    if d["event_stories"]:
+        lines.append("other stories of the same event (same_event links):")
+        lines += [_one(r) + f"  [{r['size']} articles]" for r in d["event_stories"]]
+    return "\n".join(lines)
+
+
+def explain_text(d: dict[str, Any]) -> str:
+    a, b = d["a"], d["b"]
+    lines = [
+        f"A {a['id']}: {a['source']}: {a['title'][:80]}",
+        f"B {b['id']}: {b['source']}: {b['title'][:80]}",
+        f"same story cluster: {'yes' if d['same_story'] else 'no'} · same event: {'yes' if d['same_event'] else 'no'}",
+    ]
+    return "\n".join(lines + _checks(d["checks"]))
 
 
 async def _sources(conn: Any, args: argparse.Namespace, emit: Any, table: Any) -> None:
@@ -202,6 +289,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     b.add_argument("--window", default=None, help="e.g. 24h, 3d (default: the type's window)")
     b.add_argument("--topics", default=None, help="cluster into exactly K topics (agglomerative)")
     b.add_argument("--format", choices=FORMATS, default="md")
+    b.add_argument("--details", action="store_true", help="html: show tiers, scores and article ids")
     ls = actions.add_parser("list", help="digests built")
     ls.add_argument("--type", default=None)
     ls.add_argument("--limit", type=int, default=20)
@@ -216,6 +304,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         lk = actions.add_parser(name, help=text)
         lk.add_argument("article_id", help="the `id` a digest shows for each story")
         lk.add_argument("--json", action="store_true")
+    ar = actions.add_parser(
+        "article", help="one article's dedup decision, the checks behind it and its history"
+    )
+    ar.add_argument("ref", help="an article id (a digest's `id`) or the source's message id (UUID)")
+    ar.add_argument("--json", action="store_true")
+    cl = actions.add_parser("cluster", help="a story cluster: its articles and why each joined")
+    cl.add_argument("cluster_id", help="a cluster id (`digest article` shows it) or an article id")
+    cl.add_argument("--json", action="store_true")
+    ex = actions.add_parser("explain", help="how every dedup layer compares two articles")
+    ex.add_argument("a", help="article id or message id")
+    ex.add_argument("b", help="article id or message id")
+    ex.add_argument("--json", action="store_true")
     lks = actions.add_parser("likes", help="liked articles")
     lks.add_argument("--json", action="store_true")
     src = actions.add_parser("sources", help="authority tiers T1–T5 by domain (unknown = T3)")

@@ -28,3 +28,4 @@ class Article:
     depth_signals: tuple[str, ...]
     revision: int
     updated: bool  # from a MessageUpdated
+    guid: str | None = None  # the source's own id of the item (rss: the feed's guid as rss read it)

@@ -92,3 +92,32 @@ def first_words(text: str, n: int) -> str:
 def cluster_document(title: str, body: str) -> str:
     """Step 5's feature text: the title twice (weight ×2) and the first 200 words of the body."""
     return f"{title}\n{title}\n{first_words(body, 200)}"
+
+
+# UTF-8 read as Windows-1252 ("Iâ€™m", "cafÃ©", "Â "): a lead byte's character, then 1–3 characters of
+# continuation bytes 0x80–0xBF (the C1 range, cp1252's punctuation there, or U+00A0–U+00BF).
+_MOJIBAKE = re.compile("[\u00c2-\u00f4](?:[\u0080-\u00bf€‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ]){1,3}")
+
+
+_LOST_NBSP = re.compile("\u00c2(?= )")
+
+
+def _utf8_again(m: re.Match[str]) -> str:
+    raw = bytearray()
+    for ch in m.group():
+        try:
+            raw += ch.encode("cp1252")
+        except UnicodeEncodeError:
+            raw += ch.encode("latin-1")  # the five bytes cp1252 leaves undefined come through as C1
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return m.group()
+
+
+def demojibake(text: str) -> str:
+    """Undo UTF-8 that was decoded as Windows-1252 somewhere upstream, sequence by sequence (the rest of
+    the text may be right): a label must not read "IÂ: encodings"."""
+    if "\u00c2" in text:  # a no-break space (C2 A0) whose A0 became a plain space on the way
+        text = _LOST_NBSP.sub("", text)
+    return _MOJIBAKE.sub(_utf8_again, text) if _MOJIBAKE.search(text) else text

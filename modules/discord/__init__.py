@@ -41,8 +41,20 @@ MANIFEST = Manifest(
             "bot_token", "str", "", "the bot's token (Developer Portal → Bot); empty = offline", secret=True
         ),
         Setting("manager_role", "str", "Feed Manager", "role allowed to /feed add, remove and config"),
-        Setting("api_base", "str", "https://discord.com/api/v10", "Discord REST API base URL"),
-        Setting("gateway_url", "str", "wss://gateway.discord.gg/", "Discord gateway WebSocket URL"),
+        Setting(
+            "api_base",
+            "str",
+            "https://discord.com/api/v10",
+            "Discord REST API base URL",
+            receives="bot_token",
+        ),
+        Setting(
+            "gateway_url",
+            "str",
+            "wss://gateway.discord.gg/",
+            "Discord gateway WebSocket URL",
+            receives="bot_token",
+        ),
         Setting(
             "post_interval_seconds",
             "float",

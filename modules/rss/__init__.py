@@ -81,7 +81,10 @@ MANIFEST = Manifest(
     ),
     routes=(
         Routes(
-            "api", _lazy("api.routes:build"), description="REST API v1: feeds, entries, raw, search, OPML"
+            "api",
+            _lazy("api.routes:build"),
+            description="REST API v1: feeds, entries, raw, search, OPML",
+            max_body_bytes=settings.MAX_OPML_BYTES,
         ),
         Routes(
             "console",
@@ -89,6 +92,7 @@ MANIFEST = Manifest(
             prefix="/rss",
             pages=(("Feeds", "/feeds"), ("Search", "/search")),
             description="web console pages: feeds, feed detail, entries, search",
+            max_body_bytes=settings.MAX_OPML_BYTES + 64 * 1024,  # the OPML upload and its form
         ),
         Routes(
             "websub",
@@ -96,6 +100,22 @@ MANIFEST = Manifest(
             prefix="/websub",
             public=True,  # hubs carry no token: pushes are checked by their HMAC signature
             description="WebSub callbacks",
+            max_body_bytes=settings.MAX_BODY_BYTES_LIMIT,  # the callback enforces rss.max_body_bytes itself
+        ),
+        Routes(
+            "miniflux",
+            _lazy("reader.miniflux:build"),
+            prefix="",
+            public=True,  # reader apps send their own credentials: host.web.clientauth checks them
+            max_body_bytes=settings.MAX_OPML_BYTES,  # POST /v1/import
+            description="Miniflux API v1 for reader apps (/v1)",
+        ),
+        Routes(
+            "greader",
+            _lazy("reader.greader:build"),
+            prefix="",
+            public=True,
+            description="Google Reader API for reader apps (/accounts/ClientLogin, /reader/api/0)",
         ),
     ),
     settings=(

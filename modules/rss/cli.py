@@ -145,6 +145,28 @@ async def fetch_now(ctx: ModuleContext, feed_ids: list[int]) -> dict[str, Any]:
     }
 
 
+def not_pollable(feed_id: int, *, enabled: bool, dead: bool) -> tuple[str, str] | None:
+    """Why a feed cannot be polled now, with the fix (`rss poll`, the API's refetch, the console)."""
+    if dead:
+        return f"feed {feed_id} is dead", f"enable it again first: `feedeater rss set {feed_id} enabled=true`"
+    if not enabled:
+        return f"feed {feed_id} is disabled", f"enable it first: `feedeater rss set {feed_id} enabled=true`"
+    return None
+
+
+async def _poll(host: Host, args: argparse.Namespace) -> Result:
+    """`rss poll FEED…`: fetch named feeds now, due or not, through the poll job's code (fetch_now)."""
+    from modules.rss import store
+
+    async with host.require_pool().acquire() as conn:
+        feeds = [await store.get_feed(conn, ref) for ref in args.feeds]  # all exist, or nothing is polled
+    for feed in feeds:
+        if (refused := not_pollable(feed.id, enabled=feed.enabled, dead=feed.dead)) is not None:
+            raise UserError(*refused)
+    ids = list(dict.fromkeys(f.id for f in feeds))
+    return await fetch_now(await host.context("rss"), ids), _fetch_text
+
+
 def _fetch_text(f: dict[str, Any]) -> str:
     lines = [
         f"fetched {f['fetched']} of {plural(f['feeds'], 'feed')}: "
@@ -472,6 +494,7 @@ _ACTIONS = {
     "entry": _entry,
     "mark": _mark,
     "backfill": _backfill,
+    "poll": _poll,
 }
 
 
@@ -497,6 +520,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--no-fetch", action="store_true", help="leave the first fetch to the poll job")
     p = action("remove", "unsubscribe (deletes their entries)")
+    p.add_argument("feeds", nargs="+", metavar="feed", help="feed ids or URLs")
+    p = action("poll", "fetch feeds now, due or not (the poll job's code)")
     p.add_argument("feeds", nargs="+", metavar="feed", help="feed ids or URLs")
     p = action("list", "list subscriptions with their state")
     p.add_argument("--folder", default=None)

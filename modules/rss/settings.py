@@ -24,6 +24,9 @@ $entries
 
 Write what this feed is currently covering. Focus on themes and topics, not individual articles."""
 
+MAX_BODY_BYTES_LIMIT = 100 * 1024 * 1024  # the largest max_body_bytes: also what a WebSub push may send
+MAX_OPML_BYTES = 10 * 1024 * 1024  # an OPML import (API and console)
+
 CORE: tuple[Setting, ...] = (
     Setting(
         "user_agent",
@@ -38,7 +41,7 @@ CORE: tuple[Setting, ...] = (
         10 * 1024 * 1024,
         "largest feed body accepted (enforced while streaming)",
         min=65536,
-        max=100 * 1024 * 1024,
+        max=MAX_BODY_BYTES_LIMIT,
     ),
     Setting(
         "global_concurrency",
@@ -261,6 +264,13 @@ PUSH: tuple[Setting, ...] = (
         "",
         "public base URL of this host's HTTP endpoint as hubs reach it (e.g. https://feeds.example.org); "
         "callbacks are <base>/websub/<token>. Empty: WebSub is off",
+    ),
+    Setting(
+        "websub_http_hubs",
+        "bool",
+        False,
+        "also subscribe at http:// hubs (their hub.secret travels in clear text, which WebSub §5.1 "
+        "forbids; for a hub on your own network). Off: only https hubs, feeds at others are polled",
     ),
     Setting(
         "websub_lease_seconds",

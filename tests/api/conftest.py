@@ -11,6 +11,7 @@ import dataclasses
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -42,14 +43,15 @@ async def module_db(pg_server: EmbeddedPostgres) -> AsyncIterator[str]:
 
 
 async def running(
-    home: Path, database_url: str, nats_url: str, *, http_host: str = "127.0.0.1"
+    home: Path, database_url: str, nats_url: str, *, http_host: str = "127.0.0.1", **config: Any
 ) -> tuple[Host, asyncio.Event, asyncio.Task[None]]:
-    """A host running `run` (as `feedeater run` does) on a free port of `http_host`, once it serves."""
+    """A host running `run` (as `feedeater run` does) on a free port of `http_host`, once it serves;
+    `config`: other HostConfig fields (public_hosts, trusted_proxies)."""
     # No embedding model: search answers from full text, and nothing spends CPU embedding test entries.
     h = make_host(
         home, database_url, nats_url, host_id=f"api-{home.name}", env={"FEEDEATER_RSS_EMBEDDER": "none"}
     )
-    h.config = dataclasses.replace(h.config, http_host=http_host)
+    h.config = dataclasses.replace(h.config, http_host=http_host, **config)
     await h.open(connect_bus=False)
     stop = asyncio.Event()
     task = asyncio.create_task(h.run(stop))

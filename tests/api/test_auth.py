@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import httpx
@@ -103,10 +104,17 @@ async def test_token_cli_create_list_revoke(
     code, out, _ = await cli("create", "--name", "ci", "--json")
     created = json.loads(out)
     assert code == 0 and created["token"].startswith("fe_") and created["name"] == "ci"
+    assert created["scope"] == "write"
     headers = {"Authorization": f"Bearer {created['token']}"}
     assert (await api.client.post("/api/v1/feeds/999999/refetch", headers=headers)).status_code == 404
+    code, out, _ = await cli("create", "--name", "dashboard", "--scope", "read", "--json")
+    reader = {"Authorization": f"Bearer {json.loads(out)['token']}"}
+    assert code == 0 and json.loads(out)["scope"] == "read"
+    error_of(await api.client.post("/api/v1/feeds/999999/refetch", headers=reader), 403)
+    assert (await api.client.get("/api/v1/feeds", headers=reader)).status_code == 200
     code, listed, _ = await cli("list")
     assert code == 0 and "ci" in listed and created["token"][:10] in listed
+    assert re.search(r"dashboard\s+read", listed) and re.search(r"\bci\s+write", listed)
     assert created["token"] not in listed
     assert (await cli("revoke", "ci"))[0] == 0
     error_of(await api.client.post("/api/v1/feeds/999999/refetch", headers=headers), 401)

@@ -139,7 +139,8 @@ async def test_raw_fetch_has_the_exact_headers_and_bytes(api: Api, feed: dict[st
     assert base64.b64decode(raw["body_base64"]) == sent and raw["size"] == len(sent)
     assert raw["status"] == 200 and raw["headers"]["content-type"] == "application/rss+xml"
     body = await api.client.get(f"/api/v1/raw/{raw_id}/body")
-    assert body.content == sent and body.headers["content-type"] == "application/rss+xml"
+    assert body.content == sent and body.headers["content-type"] == "application/octet-stream"
+    assert body.headers["content-disposition"].startswith("attachment")
     error_of(await api.client.get("/api/v1/raw/987654321"), 404)
 
 

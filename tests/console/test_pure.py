@@ -75,6 +75,36 @@ def test_settings_form_fields_and_validation() -> None:
     assert changes == {"token": "new", "loud": "true"} and "not an integer" in errors["batch"]
 
 
+ENDPOINTS = Manifest(
+    name="ai",
+    version="1",
+    description="d",
+    settings=(
+        Setting("base_url", "str", "https://api.example/v1", "API base", receives="api_key"),
+        Setting("api_key", "str", "", "API key", secret=True),
+        Setting("model", "str", "m", "model"),
+    ),
+)
+
+
+def test_an_address_that_receives_a_secret_changes_only_with_the_secret() -> None:
+    """Whoever may change settings must not redirect the stored key to a server of theirs."""
+    keyed = {"base_url": "https://api.example/v1", "api_key": "sk-stored", "model": "m"}
+    moved = {"base_url": "https://evil.example/v1", "api_key": "", "model": "m2"}
+    changes, errors = forms.validate(ENDPOINTS, keyed, {}, moved)
+    assert changes == {"model": "m2"} and "enter api_key again" in errors["base_url"]
+    changes, errors = forms.validate(ENDPOINTS, keyed, {}, {**moved, "api_key": "sk-typed-again"})
+    assert changes == {"base_url": "https://evil.example/v1", "api_key": "sk-typed-again", "model": "m2"}
+    assert errors == {}
+    # No key stored: nothing to redirect.
+    changes, errors = forms.validate(ENDPOINTS, {**keyed, "api_key": ""}, {}, moved)
+    assert changes == {"base_url": "https://evil.example/v1", "model": "m2"} and errors == {}
+    # The key from the environment: its address only from there too (a stored one would redirect it).
+    env = {"FEEDEATER_AI_API_KEY": "sk-env"}
+    changes, errors = forms.validate(ENDPOINTS, keyed, env, {**moved, "api_key": "sk-typed"})
+    assert "base_url" not in changes and "FEEDEATER_AI_BASE_URL" in errors["base_url"]
+
+
 def test_subject_filter() -> None:
     assert live.subject_filter(None) == "feedeater.>"
     assert live.subject_filter("feedeater.rss.*") == "feedeater.rss.*"

@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from modules.digest.assemble import build, checks, render, summary
-from modules.digest.cluster import topics, trends
+from modules.digest.cluster import labels, topics, trends
 from modules.digest.score.importance import Components
 from modules.digest.settings import TYPES
-from modules.digest.text import cluster_document
+from modules.digest.text import cluster_document, demojibake
 
 NOW = datetime(2026, 11, 26, 7, 0, tzinfo=UTC)
 RAIL = "Springfield council approves light rail line after long debate; Mayor Jane Alvarez says works start in March."
@@ -25,10 +25,11 @@ def row(title: str, body: str, *, source: str, tier: int | None = 3, hours: floa
     return {
         "id": i, "message_id": None, "source_module": "rss", "stream": source, "feed_id": None,
         "source_name": source, "domain": "", "title": title, "url": url, "canonical_url": url,
-        "body": body * 4, "word_count": len(body.split()) * 4, "published_at": NOW - timedelta(hours=hours),
+        "body": " ".join([body] * 4), "word_count": len(body.split()) * 4, "published_at": NOW - timedelta(hours=hours),
         "date_uncertain": False, "partial_content": False, "depth_signals": [],
-        "entities": ["springfield"] if "rail" in title.lower() else [], "disposition": disposition,
-        "layer": "none", "cluster_id": cluster or i, "revision": 1, "tier": tier, "health": 1.0,
+        "entities": ["loc:springfield"] if "rail" in title.lower() else [], "disposition": disposition,
+        "layer": "none", "cluster_id": cluster or i, "event_id": cluster or i, "revision": 1, "tier": tier,
+        "health": 1.0,
     }  # fmt: skip
 
 
@@ -72,7 +73,7 @@ def test_digest_sections_leads_related_sources_and_header_counts() -> None:
     rail = next(i for i in d.items if "rail" in i.title.lower())
     assert rail.topic_size == 3 and rail.related_count == 3
     assert set(rail.related_sources) == {"Gazette", "Blog", "Copy"}
-    assert rail.label.startswith("Springfield: ")
+    assert rail.label == rail.title  # the lead's headline already names Springfield
     assert [i.score for i in d.items] == sorted((i.score for i in d.items), reverse=True)
     assert d.items[0] is rail  # corroborated by three sources across tiers
     assert all(c["ok"] for c in d.checks), d.checks
@@ -150,9 +151,43 @@ def test_rendering_markdown_html_json() -> None:
     md = render.markdown(d)
     assert md.startswith("# Morning Brief — 2026-11-26") and "6 articles · 1 duplicates removed" in md
     assert "Feeds polled: 3 · success rate 90% · errors: 2" in md and "Unhealthy feeds: Dead feed" in md
+    assert md.count("Springfield approves light rail line") == 1  # the label is the headline: shown once
     html = render.to_html(d)
-    assert "<h2>Feed Health</h2>" in html and "<script" not in html
+    assert "Feed health" in html and "<script" not in html and "prefers-color-scheme: dark" in html
+    assert "score " not in html and " · id " not in html  # scores and ids only when asked
+    detailed = render.to_html(d, details=True)
+    assert f"id {d.items[0].article_id}" in detailed and "score " in detailed
     assert '"article_count": 6' in render.to_json(d)
+
+
+def test_html_links_only_http_urls_and_escapes_everything() -> None:
+    rows = window()
+    rows[3]["url"], rows[3]["title"] = "javascript:alert(1)", "<img src=x onerror=alert(1)> Comet"
+    d = build.build(rows, {}, options())
+    html = render.to_html(d)
+    assert "javascript:" not in html and "<img" not in html and "&lt;img src=x" in html
+
+
+def test_topic_labels_read_like_headlines() -> None:
+    assert (
+        labels.headline("BREAKING: Apple\u2019s App Store rules change - Reuters")
+        == "Apple’s App Store rules change"
+    )
+    assert labels.headline("Iâ€™m done with   mojibake") == "I’m done with mojibake"
+    long = labels.headline("word " * 40)
+    assert len(long) <= labels.LABEL_MAX and long.endswith("…") and " wor…" not in long
+    ents = [["org:xai", "misc:grok"], ["org:xai"], ["per:elon musk"]]
+    texts = ["xAI said Grok was fixed", "xAI under fire", "Musk posts"]
+    assert labels.label("Grok generated images of minors, report says", ents, texts).startswith("xAI: Grok")
+    assert labels.label("xAI fixes Grok", ents, texts) == "xAI fixes Grok"  # the headline names it already
+    assert labels.label("One story", [["org:xai"]], texts) == "One story"  # one article: its headline
+
+
+def test_mojibake_is_undone_sequence_by_sequence() -> None:
+    assert (
+        demojibake("Iâ€™m at the cafÃ© â€” Â£5, naïve São Paulo") == "I’m at the café — £5, naïve São Paulo"
+    )
+    assert demojibake("IÂ said") == "I said"  # a no-break space whose second byte became a space
 
 
 class ScriptedSummarizer:
@@ -183,11 +218,35 @@ async def test_llm_summaries_replace_extractive_ones_only_when_valid() -> None:
     top = d.section("top")
     assert len(top) >= 2, [(i.title, i.score) for i in d.items]
     extractive = [i.summary for i in top]
-    good = json.dumps({"summary": " ".join(["word"] * 60)})
+    labels_before = [i.label for i in top]
+    good = json.dumps({"summary": " ".join(["word"] * 60), "label": "Springfield's rail vote."})
     model = ScriptedSummarizer(
-        good, json.dumps({"summary": "too short"}), ProviderError("down", transient=True)
+        good,
+        json.dumps({"summary": "too short", "label": "one"}),
+        ProviderError("down", transient=True),
     )
     assert await summaries.improve(d, {}, model) == 1
-    assert top[0].summary == " ".join(["word"] * 60)
+    assert top[0].summary == " ".join(["word"] * 60) and top[0].label == "Springfield's rail vote"
     assert top[1].summary == extractive[1]  # outside 30–90 words: the extractive summary stays
+    assert top[1].label == labels_before[1]  # a one-word label is no label: the headline stays
     assert summaries.parse("not json") is None
+    assert summaries.parse_label(json.dumps({"label": "x " * 40})) is None
+
+
+def test_a_story_shows_its_richer_copy_of_the_same_url() -> None:
+    """Seed 002 step 3: the URL layer keeps the version with more content (a feed's summary vs another
+    feed's full text of one page); copies found by title or text do not replace the first article."""
+    from modules.digest.assemble.stories import representative
+
+    first = row("Springfield approves light rail line", RAIL, source="Summary feed", tier=1)
+    first["word_count"] = 20
+    full = row("Springfield approves light rail line", RAIL + " More detail.", source="Full feed",
+               cluster=first["id"], disposition="near_duplicate")  # fmt: skip
+    full["layer"], full["word_count"] = "url", 400
+    retold = row("BREAKING: Springfield approves rail", RAIL, source="Copy", cluster=first["id"],
+                 disposition="near_duplicate")  # fmt: skip
+    retold["layer"], retold["word_count"] = "title+fingerprint", 900
+    assert representative([first, full, retold])["id"] == full["id"]
+    assert representative([first, retold])["id"] == first["id"]
+    d = build.build([first, full, retold], {}, options())
+    assert [i.source for i in d.items] == ["Full feed"] and d.items[0].related_count == 2

@@ -12,9 +12,10 @@ from email.utils import format_datetime
 import pytest
 
 from host import outbox
-from host.consumers import DLQ_STREAM, ERROR_HEADER, Consumer
+from host.consumers import ERROR_HEADER, Consumer
 from host.module import ModuleContext
 from host.runtime import Host
+from host.streams import DLQ as DLQ_STREAM
 from host.supervise import Supervisor, Unit
 from modules.digest import MANIFEST
 from modules.digest.deliver import job
@@ -144,8 +145,8 @@ async def test_digest_from_events_the_rss_module_published(
     syndicated = by_link["https://daily.example/2026/rail-line"]
     comet = by_link["https://wire.example/comet"]
     assert (original["disposition"], comet["disposition"]) == ("unique", "unique")
-    # rss hashes the link with the content, so the copy is a near duplicate found by its canonical URL.
-    assert (newsletter["disposition"], newsletter["layer"]) == ("near_duplicate", "url")
+    # rss hashes the link with the content, but the words are the same: an exact copy at the same URL.
+    assert (newsletter["disposition"], newsletter["layer"]) == ("exact_duplicate", "url")
     assert (syndicated["disposition"], syndicated["layer"]) == ("near_duplicate", "title+fingerprint")
     assert newsletter["cluster_id"] == syndicated["cluster_id"] == original["id"]
     assert original["feed_id"] is not None and original["source_name"] == "Wire"

@@ -129,9 +129,9 @@ async def test_a_copy_that_waited_for_the_dedup_lock_matches_the_article_committ
             assert asyncio.get_running_loop().time() < deadline, "the second ingest never waited for the lock"
             await asyncio.sleep(0.01)
         await tx.commit()
-        assert await waiting == "near_duplicate"
+        assert await waiting == "exact_duplicate"  # the same words behind another URL
     rows = await pool.fetch("SELECT disposition, cluster_id FROM mod_digest.articles ORDER BY id")
-    assert [r["disposition"] for r in rows] == ["unique", "near_duplicate"]
+    assert [r["disposition"] for r in rows] == ["unique", "exact_duplicate"]
     assert rows[0]["cluster_id"] == rows[1]["cluster_id"]
 
 

@@ -14,10 +14,11 @@ import pytest
 from prometheus_client import generate_latest
 
 from host import contexts
-from host.consumers import DLQ_STREAM, ERROR_HEADER, Consumer
+from host.consumers import ERROR_HEADER, Consumer
 from host.events import Event
 from host.module import Job, Manifest, ModuleContext, ModuleSpec, ReceivedEvent, Service, Subscription
 from host.runtime import Host
+from host.streams import DLQ as DLQ_STREAM
 from host.supervise import RESTART, Supervisor, Unit, failures_after
 from tests.services import BusReader, until
 

@@ -6,15 +6,18 @@ import asyncio
 import contextlib
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import asyncpg
 import nats
 import pytest
 from nats.js.errors import NotFoundError
 
-from host import outbox
-from host.events import STREAM, Event, stable_uuid
+from host import bus, outbox, streams
+from host.errors import UserError
+from host.events import Event, stable_uuid
 from host.services import EmbeddedNats
+from host.streams import SHARED as STREAM
 from tests.services import WAIT_S, BusReader, make_host, reset_stream
 
 
@@ -154,13 +157,17 @@ class SlowLink:
     """A TCP relay to a NATS server whose server-to-client direction is a slow link (bytes per second)."""
 
     def __init__(self, url: str, *, bytes_per_s: int) -> None:
-        self.target = url.removeprefix("nats://").rsplit(":", 1)
+        parts = urlsplit(url)
+        self.target = (parts.hostname or "127.0.0.1", parts.port or 4222)
+        self.userinfo = (
+            parts.netloc.rsplit("@", 1)[0] + "@" if "@" in parts.netloc else ""
+        )  # the server's token
         self.chunk = max(bytes_per_s // 10, 1)  # a tenth of a second's worth at a time
         self.pipes: set[asyncio.Task[None]] = set()
 
     async def __aenter__(self) -> str:
         self.server = await asyncio.start_server(self._relay, "127.0.0.1", 0)
-        return f"nats://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+        return f"nats://{self.userinfo}127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
 
     async def __aexit__(self, *_exc: object) -> None:
         self.server.close()
@@ -169,7 +176,7 @@ class SlowLink:
         await asyncio.gather(*self.pipes, return_exceptions=True)
 
     async def _relay(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
-        server_r, server_w = await asyncio.open_connection(self.target[0], int(self.target[1]))
+        server_r, server_w = await asyncio.open_connection(*self.target)
         for task in (
             self._pipe(client_r, server_w, 1 << 16, 0),
             self._pipe(server_r, client_w, self.chunk, 0.1),
@@ -209,3 +216,60 @@ async def test_bus_reader_reads_every_message_even_when_delivery_is_slow(own_nat
         finally:
             await reader.close()
             await nc.close()
+
+
+async def test_a_full_stream_keeps_events_in_the_outbox_and_says_so(
+    tmp_path: Path, database_url: str, nats_url: str
+) -> None:
+    """Limits are settings; a stream at its size limit refuses new events (discard new), which then wait
+    in the outbox with the reason, while other subjects go on; raising the limit lets them out in order."""
+    await reset_stream(nats_url)
+    h = make_host(tmp_path, database_url, nats_url, env={"FEEDEATER_HOST_BUS_MAX_BYTES_MB": "1"})
+    await h.open()
+    try:
+        assert h.nc is not None and h.js is not None
+        config = await bus.stream_config(h.nc, streams.EVENTS)
+        assert config is not None
+        assert (config["max_bytes"], config["discard"], config["num_replicas"]) == (2**20, "new", 1)
+        assert config["max_age"] == 30 * 86400 * 10**9 and config["duplicate_window"] == 86400 * 10**9
+        pad = "x" * 400_000
+        big = [
+            Event(stable_uuid("big", str(n)), "feedeater.test.contextUpdated", {"n": n, "pad": pad})
+            for n in range(3)
+        ]
+        async with h.require_pool().acquire() as conn, conn.transaction():
+            await outbox.enqueue_many(conn, [*big, *(ev(i) for i in range(3))])
+        relay = outbox.Relay(h.require_pool(), h.js, repair=lambda: h.prepare_streams(h.nc))
+        assert await relay.drain_all() == 5  # two big ones fit, the third does not; the messages go out
+        async with h.require_pool().acquire() as conn:
+            st = await outbox.status(conn)
+        assert st.pending == 1 and [s.subject for s in st.stalled] == ["feedeater.test.contextUpdated"]
+        assert "maximum bytes" in st.stalled[0].error and "host.bus_max_bytes_mb" in st.stalled[0].error
+        assert [m["n"] for m in await BusReader(h.js).all("feedeater.test.messageCreated")] == [0, 1, 2]
+        h.env["FEEDEATER_HOST_BUS_MAX_BYTES_MB"] = "2"  # the operator raises the limit
+        assert await h.prepare_streams(h.nc) == [f"updated stream {name}" for name in streams.plan(())]
+        await _until(lambda: _drained_after_retry(relay), 0)
+        got = await BusReader(h.js).all("feedeater.test.contextUpdated")
+        assert [m["n"] for m in got] == [0, 1, 2]
+    finally:
+        await h.close()
+
+
+async def _drained_after_retry(relay: outbox.Relay) -> int:
+    await relay.drain_all()
+    async with relay.pool.acquire() as conn:
+        return (await outbox.status(conn)).pending
+
+
+async def test_a_stream_the_servers_cannot_reserve_is_one_line_naming_the_setting(
+    tmp_path: Path, database_url: str, nats_url: str
+) -> None:
+    await reset_stream(nats_url)
+    h = make_host(tmp_path, database_url, nats_url, env={"FEEDEATER_HOST_BUS_MAX_BYTES_MB": str(2**30)})
+    try:
+        with pytest.raises(UserError) as refused:  # a petabyte per stream: no server reserves that
+            await h.open()
+        assert "JetStream refused stream" in str(refused.value)
+        assert "host.bus_max_bytes_mb" in str(refused.value)
+    finally:
+        await h.close()

@@ -16,7 +16,7 @@ from modules.rss.model import Entry
 from modules.rss.parse import lenient, parse_feed
 from modules.rss.store.websub import Subscription
 from modules.rss.websub import signature
-from modules.rss.websub.discover import Push, discover, link_header
+from modules.rss.websub.discover import MAX_LINK_CHARS, Push, discover, link_header, secure_hubs
 from modules.rss.websub.lease import Current, renew_at, should_subscribe
 from modules.rss.websub.routes import verdict
 
@@ -50,6 +50,20 @@ def test_link_header_values_params_and_relative_urls() -> None:
     ]
     assert link_header("garbage; rel=hub", "https://x/") == []
     assert link_header('<javascript:alert(1)>; rel="hub"', "https://x/") == []
+
+
+def test_link_header_reads_what_it_can_of_broken_and_oversized_values() -> None:
+    """One forward pass: an unclosed `<` or quote ends the value (what came before counts), parameters
+    without values and empty ones are skipped, the first `rel` wins, and only the first 64 KiB are read."""
+    assert link_header('<https://h/>; rel="hub", <https://x/', "https://s/") == [("hub", "https://h/")]
+    assert link_header(
+        '<https://h/>; rel="hub"; title="never closed, <https://y/>; rel=hub', "https://s/"
+    ) == [("hub", "https://h/")]
+    assert link_header("<https://h/>;; foo; =x; rel=hub; rel=self", "https://s/") == [("hub", "https://h/")]
+    padding = "<https://p/>; rel=nothing, " * (MAX_LINK_CHARS // 20)
+    assert link_header('<https://h/>; rel="hub", ' + padding, "https://s/")[0] == ("hub", "https://h/")
+    assert ("hub", "https://late/") not in link_header(padding + '<https://late/>; rel="hub"', "https://s/")
+    assert link_header("<" * 2_000_000 + ">; rel=hub", "https://s/") == []  # cut at 64 KiB: no `>` left
 
 
 def test_discovery_prefers_the_link_header_and_falls_back_to_the_fetched_url() -> None:
@@ -175,3 +189,12 @@ def test_backfilled_entries_are_never_realtime() -> None:
     intents.new.append(New(entry=entry))
     assert processors.run(intents, processors.DEFAULT).new[0].realtime
     assert not processors.run(intents, (*processors.DEFAULT, processors.never_realtime)).new[0].realtime
+
+
+def test_only_https_hubs_get_the_secret_unless_http_is_allowed() -> None:
+    push = Push(("http://plain/", "https://tls/", "HTTPS://upper/"), "https://site/feed")
+    assert secure_hubs(push, allow_http=False) == Push(
+        ("https://tls/", "HTTPS://upper/"), "https://site/feed"
+    )
+    assert secure_hubs(push, allow_http=True) == push
+    assert secure_hubs(Push(("http://plain/",), "https://site/feed"), allow_http=False) is None

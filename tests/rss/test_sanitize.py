@@ -132,6 +132,10 @@ def test_html_to_text_keeps_paragraphs_and_drops_scripts() -> None:
         ("<p>a</p><embed src='x.swf'><p>after embed</p>", "a\n\nafter embed"),
         ("<table><tr><td>a</td><td>b</td></tr><tr><td>c</td></tr></table>", "a\nb\n\nc"),
         ("<!-- comment --><p>x</p>", "x"),
+        # block elements outside the old list glued words ("DiscoveryIt's wild", issue 28)
+        ("<center>Discovery</center>It's wild", "Discovery\n\nIt's wild"),
+        ("<hgroup><h2>Discovery</h2></hgroup>It's wild", "Discovery\n\nIt's wild"),
+        ("<video>Discovery</video>It's wild", "Discovery\n\nIt's wild"),
     ],
 )
 def test_html_to_text(markup: str, text: str) -> None:

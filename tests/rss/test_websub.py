@@ -122,9 +122,13 @@ async def push(
     await reset_stream(nats_url)
     opened: list[tuple[Host, Served, Hub]] = []
 
-    async def factory(**hub_options: Any) -> Push:
+    async def factory(*, http_hubs: bool = True, **hub_options: Any) -> Push:
+        """`http_hubs`: the test hub speaks plain http, where the secret goes only when allowed."""
         port = free_port()
-        env = {"FEEDEATER_RSS_WEBSUB_CALLBACK_BASE": f"http://127.0.0.1:{port}/"}
+        env = {
+            "FEEDEATER_RSS_WEBSUB_CALLBACK_BASE": f"http://127.0.0.1:{port}/",
+            "FEEDEATER_RSS_WEBSUB_HTTP_HUBS": str(http_hubs).lower(),
+        }
         host = make_host(tmp_path, database_url, nats_url, env=env)
         await host.open()
         ctx = await host.context("rss")
@@ -238,6 +242,31 @@ async def test_subscribe_verify_signed_push_and_rejected_pushes(push: Callable[.
         websubhub.request, "POST", callback, body=body
     )  # a late push: unknown now
     assert status == 404
+
+
+async def test_the_secret_is_never_sent_to_an_http_hub(push: Callable[..., Any]) -> None:
+    """WebSub §5.1: hub.secret only over https. By default a feed whose hub is http:// is polled as
+    before: no request reaches the hub, nothing is stored; a subscription stored while http hubs were
+    allowed is not renewed once they are not (its lease runs out, then polling resumes)."""
+    p: Push = await push(http_hubs=False)
+    links = f"<link rel='hub' href='{p.hub.url}'/>"
+    p.feeds.route("/feed", Route(body=atom([("a", "Alpha", ago(hours=2))], links=links)))
+    feed_id = await p.add("/feed")
+    await p.poll()
+    assert p.hub.requests == [] and await p.sub(feed_id) is None
+    assert await p.entries(feed_id) == ["a"]
+
+    allowed: Push = await push(http_hubs=True)
+    allowed.feeds.route("/feed2", Route(body=atom([("b", "Beta", ago(hours=2))], links=links)))
+    other = await allowed.add("/feed2")
+    await allowed.poll()
+    assert [r.mode for r in p.hub.requests] == ["subscribe"]  # the same hub, now allowed
+    await p.until_state(other, "active")  # p.hub is the hub both feeds name
+    await p.host.require_pool().execute("UPDATE mod_rss.websub SET renew_at = now() - interval '1 minute'")
+    await p.job("websub")  # the host that does not allow http hubs renews the shared row
+    assert [r.mode for r in p.hub.requests] == ["subscribe"]
+    sub = await p.sub(other)
+    assert sub is not None and "not https" in (sub["last_error"] or "")
 
 
 async def test_discovery_from_link_header_and_fallback_when_the_hub_fails(push: Callable[..., Any]) -> None:

@@ -15,12 +15,12 @@ from scipy.sparse import csr_matrix
 from sklearn.preprocessing import normalize
 
 from modules.digest.assemble import checks, summary
+from modules.digest.assemble.stories import representative
 from modules.digest.cluster import topics, trends
 from modules.digest.score import importance as imp
 from modules.digest.settings import DigestType
-from modules.digest.text import cluster_document
+from modules.digest.text import cluster_document, first_words
 
-SCORED = ("unique", "revision", "same_event")
 DUPLICATES = ("exact_duplicate", "near_duplicate")
 
 
@@ -42,6 +42,9 @@ class Item:
     article_id: int
     terms: list[str]
     topic_size: int
+    cluster_id: int = 0  # the lead's story cluster (`digest cluster ID`)
+    event_id: int = 0  # the lead's event: its story and the other coverage linked as same_event
+    stories: int = 1  # story clusters in this item (its events' stories)
 
 
 @dataclass
@@ -82,28 +85,24 @@ def _tier(row: Mapping[str, Any]) -> int:
 
 
 def representatives(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Articles that get a score: unique/revision/same_event; a dedup cluster whose first article lies
-    outside the window is represented by its member with the most content."""
-    out = [r for r in rows if r["disposition"] in SCORED]
-    covered = {r["cluster_id"] for r in out}
-    orphans: dict[int, Mapping[str, Any]] = {}
+    """One article per story cluster (`representative`)."""
+    stories: dict[int, list[Mapping[str, Any]]] = {}
     for r in rows:
-        if r["cluster_id"] not in covered:
-            best = orphans.get(r["cluster_id"])
-            if best is None or r["word_count"] > best["word_count"]:
-                orphans[r["cluster_id"]] = r
-    return out + list(orphans.values())
+        stories.setdefault(r["cluster_id"], []).append(r)
+    return [representative(members) for members in stories.values()]
 
 
 def score(
     reps: Sequence[Mapping[str, Any]],
-    clusters: Mapping[int, Sequence[Mapping[str, Any]]],
+    events: Mapping[int, Sequence[Mapping[str, Any]]],
     relevance: Sequence[float],
     now: datetime,
 ) -> list[imp.Components]:
+    """Components per story; corroboration counts the sources of the whole event (its copies and the
+    other coverage linked as same_event)."""
     out = []
     for r, rel in zip(reps, relevance, strict=True):
-        members = clusters[r["cluster_id"]]
+        members = events[r["event_id"]]
         sources = {(m["source_module"], m["stream"]) for m in members}
         hours = (now - r["published_at"]).total_seconds() / 3600
         out.append(
@@ -116,6 +115,17 @@ def score(
             )
         )
     return out
+
+
+def event_leads(reps: Sequence[Mapping[str, Any]], scores: Sequence[float]) -> list[int]:
+    """Indexes of the best-scored story of each event: an event is one digest item, its other stories
+    are its related coverage (story clusters themselves never merge)."""
+    best: dict[int, int] = {}
+    for i, r in enumerate(reps):
+        j = best.get(r["event_id"])
+        if j is None or scores[i] > scores[j]:
+            best[r["event_id"]] = i
+    return sorted(best.values())
 
 
 def profile(v: topics.Vectors, interests: str, liked: Sequence[tuple[str, str]]) -> csr_matrix | None:
@@ -145,15 +155,15 @@ def relevance_scores(v: topics.Vectors, interests: str, liked: Sequence[tuple[st
 
 
 def build(rows: Sequence[Mapping[str, Any]], health: dict[str, Any], o: Options) -> Digest:
-    clusters: dict[int, list[Mapping[str, Any]]] = {}
+    events: dict[int, list[Mapping[str, Any]]] = {}
     for r in rows:
-        clusters.setdefault(r["cluster_id"], []).append(r)
+        events.setdefault(r["event_id"], []).append(r)
     reps = representatives(rows)
     vectors = topics.vectorize([cluster_document(r["title"], r["body"]) for r in reps])
-    comps = score(reps, clusters, relevance_scores(vectors, o.interests, o.liked), o.now)
+    comps = score(reps, events, relevance_scores(vectors, o.interests, o.liked), o.now)
     scores = [c.total for c in comps]
     digest_checks = [checks.t5_on_top(scores, [_tier(r) for r in reps], comps)]
-    keep = [i for i, s in enumerate(scores) if s >= o.min_importance]
+    keep = [i for i in event_leads(reps, scores) if scores[i] >= o.min_importance]
     kept = topics.Vectors(vectors.matrix[keep], vectors.vectorizer)
     labels = topics.agglomerative(kept, o.topics_k) if o.topics_k else topics.dbscan(kept)
     found = topics.build(
@@ -162,6 +172,8 @@ def build(rows: Sequence[Mapping[str, Any]], health: dict[str, Any], o: Options)
         importance=[scores[i] for i in keep],
         tiers=[_tier(reps[i]) for i in keep],
         entities=[list(reps[i]["entities"]) for i in keep],
+        titles=[reps[i]["title"] for i in keep],
+        texts=[f"{reps[i]['title']}\n{first_words(reps[i]['body'], 120)}" for i in keep],
     )
     previous = list(o.previous or [])
     items = []
@@ -169,7 +181,7 @@ def build(rows: Sequence[Mapping[str, Any]], health: dict[str, Any], o: Options)
         members = [reps[keep[m]] for m in t.members]
         lead = reps[keep[t.lead]]
         top = max(scores[keep[m]] for m in t.members)
-        everyone = [a for m in members for a in clusters[m["cluster_id"]] if a["id"] != lead["id"]]
+        everyone = [a for m in members for a in events[m["event_id"]] if a["id"] != lead["id"]]
         names = Counter(a["source_name"] for a in everyone if a["source_name"] != lead["source_name"])
         before = trends.match(frozenset(t.terms), previous)
         section = imp.section_for(top)
@@ -191,6 +203,9 @@ def build(rows: Sequence[Mapping[str, Any]], health: dict[str, Any], o: Options)
                 article_id=lead["id"],
                 terms=list(t.terms),
                 topic_size=len(members),
+                cluster_id=lead["cluster_id"],
+                event_id=lead["event_id"],
+                stories=len({a["cluster_id"] for m in members for a in events[m["event_id"]]}),
             )
         )
     items.sort(key=lambda i: -i.score)

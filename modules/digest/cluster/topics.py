@@ -17,7 +17,7 @@ from sklearn.cluster import DBSCAN, AgglomerativeClustering
 from sklearn.decomposition import TruncatedSVD
 from sklearn.feature_extraction.text import TfidfTransformer
 
-from modules.digest.dedup.entities import most_frequent
+from modules.digest.cluster.labels import label as topic_label
 from modules.digest.text import STOP_WORDS, stem, words
 
 EPS = 0.4
@@ -156,20 +156,8 @@ def _singletons(labels: np.ndarray) -> list[int]:
 class Topic:
     members: tuple[int, ...]  # document indices
     lead: int
-    terms: tuple[str, ...]  # top centroid terms (surface words), best first
-    entity: str | None
-
-    @property
-    def label(self) -> str:
-        terms = ", ".join(self.terms[:3])
-        return f"{_title_case(self.entity)}: {terms}" if self.entity else terms.title()
-
-
-def _title_case(entity: str) -> str:
-    return " ".join(
-        w.upper() if len(w) <= 3 and w.isalpha() and w not in ("of", "de", "and", "la") else w.title()
-        for w in entity.split()
-    )
+    terms: tuple[str, ...]  # top centroid terms (surface words), best first: what trends compare
+    label: str  # labels.label: the lead's headline, led by the name the members share
 
 
 def build(
@@ -179,13 +167,16 @@ def build(
     importance: Sequence[float],
     tiers: Sequence[int],
     entities: Sequence[Sequence[str]],
+    titles: Sequence[str],
+    texts: Sequence[str],
     top_terms: int = 10,
 ) -> list[Topic]:
-    """One Topic per cluster id: centroid terms, the most frequent entity, and the lead article
-    (closest to the centroid; ties → higher importance, then the better authority tier)."""
+    """One Topic per cluster id: centroid terms, the lead article (closest to the centroid; ties → higher
+    importance, then the better authority tier) and a label (`labels.label` from the lead's title, the
+    members' entities and `texts`, their titles and leads)."""
     groups: dict[int, list[int]] = {}
-    for i, label in enumerate(labels):
-        groups.setdefault(label, []).append(i)
+    for i, cluster in enumerate(labels):
+        groups.setdefault(cluster, []).append(i)
     names = v.vectorizer.get_feature_names_out() if v.matrix.shape[1] else np.array([])
     out = []
     m = v.matrix.tocsr()
@@ -206,6 +197,8 @@ def build(
             range(len(members)),
             key=lambda k: (round(float(sims[k]), 6), importance[members[k]], -tiers[members[k]]),
         )
-        entity = most_frequent([list(entities[i]) for i in members])
-        out.append(Topic(tuple(members), members[lead], terms, entity))
+        label = topic_label(
+            titles[members[lead]], [entities[i] for i in members], [texts[i] for i in members]
+        )
+        out.append(Topic(tuple(members), members[lead], terms, label))
     return out

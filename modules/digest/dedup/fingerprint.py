@@ -73,6 +73,11 @@ def bands(signature: Sequence[int]) -> list[int]:
     return [_h64(bytes([b]) + raw[b * size : (b + 1) * size]) for b in range(BANDS)]
 
 
+def lead_key(lead: str) -> int:
+    """The lookup key of a body's first content words (stored and probed with the band keys)."""
+    return _h64(b"lead\x1f" + lead.encode())
+
+
 def estimated_jaccard(a: Sequence[int], b: Sequence[int]) -> float:
     if len(a) != len(b) or not a:
         return 0.0

@@ -15,13 +15,18 @@ _PREFIX = re.compile(
 _SITE_SUFFIX = re.compile(r"\s+[|\-–—]\s+[^|\-–—]{1,40}$")
 
 
-def normalize(title: str) -> str:
-    """Lowercase title without news prefixes (Breaking:, Update:, ICYMI:, JUST IN: …) or a site suffix."""
+def strip_decoration(title: str) -> str:
+    """A title without news prefixes (Breaking:, Update:, ICYMI:, JUST IN: …) or a site suffix."""
     t = _PREFIX.sub("", title.strip())
     stripped = _SITE_SUFFIX.sub("", t)
     if len(stripped.split()) >= 4:  # keep short titles whole: "Apple - iPhone" is not a site suffix
         t = stripped
-    return t.lower()
+    return t
+
+
+def normalize(title: str) -> str:
+    """Lowercase title without news prefixes or a site suffix (layer 3 compares these)."""
+    return strip_decoration(title).lower()
 
 
 def tokens(title: str) -> frozenset[str]:

@@ -10,6 +10,7 @@ from typing import Any
 
 from modules.digest.dedup.urls import domain
 from modules.digest.model import Article
+from modules.digest.text import demojibake
 
 BODY_MAX_WORDS = 3000
 _DATA = re.compile(r"\d+(?:[.,]\d+)?\s?(?:%|percent|per cent|million|billion|bn|m\b)|[$€£¥]\s?\d", re.I)
@@ -90,13 +91,16 @@ def to_article(payload: dict[str, Any]) -> Article:
         html = rss.get("contentHtml") or rss.get("summaryHtml")
         feed_id = int(rss["feedId"]) if isinstance(rss.get("feedId"), int) else None
         revision = int(rss.get("revision") or 1)
+        guid = rss.get("guid") if isinstance(rss.get("guid"), str) else None
     else:
         title = str(tags.get("title") or "")
         panel = message.get("followMePanel")
         url = panel.get("href") if isinstance(panel, dict) else tags.get("link")
         url = url if isinstance(url, str) else None
         published, uncertain, partial, html, feed_id, revision = created, False, False, None, None, 1
+        guid = tags.get("guid") if isinstance(tags.get("guid"), str) else None
         content_hash = ""
+    title, text = demojibake(title), demojibake(text)
     if not title:
         title = text.strip().split("\n", 1)[0][:300]
     body = text[len(title) :].strip() if text.startswith(title) else text.strip()
@@ -121,4 +125,5 @@ def to_article(payload: dict[str, Any]) -> Article:
         depth_signals=depth_signals(body, html if isinstance(html, str) else None),
         revision=revision,
         updated=kind == "MessageUpdated",
+        guid=guid,
     )

@@ -98,8 +98,14 @@ def plan(
         out.append(decision)
         if decision.disposition != "exact_duplicate":
             own = articles.placeholder(k)
-            cluster = decision.matched.cluster_id if decision.matched is not None else own
-            decided.append((p, layers.Candidate(own, cluster, p.features)))
+            cluster, event = layers.groups(decision, own)
+            f = layers.story_features(p.features, decision)
+            decided.append(
+                (
+                    articles.Probe(f, p.bands, p.title_words, p.entity_words),
+                    layers.Candidate(own, cluster, f, event),
+                )
+            )
     return out
 
 

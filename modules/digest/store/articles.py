@@ -7,19 +7,20 @@ import json
 import math
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 import asyncpg
 
-from modules.digest.dedup import fingerprint
+from modules.digest.dedup import entities, fingerprint, layers
 from modules.digest.dedup.layers import Candidate, Decision, Features, Thresholds
 from modules.digest.model import Article
 
 CANDIDATE_LIMIT = 400
-_COLUMNS = """a.id, a.cluster_id, a.title_tokens, a.canonical_url, a.content_hash, a.minhash, a.simhash,
-              a.entities, a.word_count, a.published_at, a.source_module || ':' || a.stream AS source"""
+FEATURE_COLUMNS = """a.id, a.cluster_id, a.event_id, a.title_tokens, a.canonical_url, a.content_hash, a.minhash,
+              a.simhash, a.entities, a.word_count, a.published_at, a.source_module || ':' || a.stream AS source,
+              a.text_hash, a.markers, a.domain"""
 
 
 def _keys_sql(bands: str, title_words: str, entity_words: str) -> str:
@@ -48,7 +49,8 @@ class Found:
     seen: int
 
 
-def _features(row: asyncpg.Record) -> Features:
+def features_of(row: asyncpg.Record) -> Features:
+    """A stored article's features (a row with the columns of FEATURE_COLUMNS)."""
     return Features(
         title_tokens=frozenset(row["title_tokens"]),
         canonical_url=row["canonical_url"],
@@ -59,7 +61,14 @@ def _features(row: asyncpg.Record) -> Features:
         word_count=row["word_count"],
         published_at=row["published_at"],
         source=row["source"],
+        text_hash=row["text_hash"] or "",
+        markers=frozenset(row["markers"]),
+        domain=row["domain"],
     )
+
+
+def candidate(row: asyncpg.Record) -> Candidate:
+    return Candidate(row["id"], row["cluster_id"], features_of(row), row["event_id"])
 
 
 def title_probe(tokens: frozenset[str], threshold: float) -> list[str]:
@@ -74,12 +83,16 @@ def title_probe(tokens: frozenset[str], threshold: float) -> list[str]:
 def entity_probe(f: Features, t: Thresholds) -> list[str]:
     """Names of two or more words (rare enough to look up by), when the article has enough entities for
     layer 5 to consider it at all."""
-    return sorted(e for e in f.entities if " " in e) if len(f.entities) >= t.min_entities else []
+    typed = entities.typed(f.entities)
+    return sorted(n for n in typed if " " in n) if len(typed) >= t.min_entities else []
 
 
 def lookup_keys(f: Features, t: Thresholds) -> list[Any]:
-    """The parameters of _keys_sql: band keys, title prefix words, multi-word entities."""
-    return [fingerprint.bands(f.minhash), title_probe(f.title_tokens, t.title_long), entity_probe(f, t)]
+    """The parameters of _keys_sql: band keys (with the lead's key), title prefix words, multi-word
+    entities. At J = 0.7 the 16 bands of 8 rows find a copy only 61 % of the time; a copy under a new
+    headline usually keeps its first words, which the lead key finds whatever the bands say."""
+    bands = fingerprint.bands(f.minhash) + ([fingerprint.lead_key(f.lead)] if f.lead else [])
+    return [bands, title_probe(f.title_tokens, t.title_long), entity_probe(f, t)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +146,7 @@ def would_find(new: Probe, old: Probe, t: Thresholds) -> bool:
     return (
         not new.entity_words.isdisjoint(old.entity_words)
         and near(t.entity_window)
-        and len(a.entities & b.entities) >= t.min_entities
+        and len(entities.names(a.entities) & entities.names(b.entities)) >= t.min_entities
     )
 
 
@@ -185,7 +198,7 @@ def candidate_query(items: Sequence[tuple[uuid.UUID, Probe]], t: Thresholds) -> 
                    bool_or(via = 't') AS t, bool_or(via = 'e') AS e
             FROM hit GROUP BY i, id
         ), found AS (
-            SELECT x.i, {_COLUMNS}, one.m AS same_identity,
+            SELECT x.i, {FEATURE_COLUMNS}, one.m AS same_identity,
                    row_number() OVER (PARTITION BY x.i ORDER BY one.m DESC, a.published_at DESC, a.id DESC)
                        AS rank
             FROM one JOIN x ON x.i = one.i JOIN mod_digest.articles a ON a.id = one.id
@@ -193,8 +206,8 @@ def candidate_query(items: Sequence[tuple[uuid.UUID, Probe]], t: Thresholds) -> 
                      one.strong
                   OR (one.t AND cardinality(ARRAY(SELECT unnest(a.title_tokens) INTERSECT
                                                    SELECT unnest(x.title_tokens))) >= x.title_min)
-                  OR (one.e AND cardinality(ARRAY(SELECT unnest(a.entities) INTERSECT
-                                                   SELECT unnest(x.entities))) >= $5)))
+                  OR (one.e AND cardinality(ARRAY(SELECT substr(e, strpos(e, ':') + 1) FROM unnest(a.entities) e
+                                                   INTERSECT SELECT unnest(x.entities))) >= $5)))
         )
         SELECT locked.seen, found.* FROM locked LEFT JOIN found ON found.rank <= $6
         ORDER BY found.i, found.same_identity DESC NULLS LAST, found.published_at DESC, found.id DESC"""
@@ -213,8 +226,8 @@ def candidate_query(items: Sequence[tuple[uuid.UUID, Probe]], t: Thresholds) -> 
                 "title_tokens": sorted(f.title_tokens),
                 "title_min": max(1, int(len(f.title_tokens) * t.title_long)),
                 "entity_words": entity_words,
-                # the overlap itself (share of the smaller set) is checked in Python
-                "entities": sorted(f.entities),
+                # names only (a name typed differently is one name); the overlap itself is Python's
+                "entities": sorted(entities.names(f.entities)),
             }
         )
     params = [
@@ -240,15 +253,29 @@ async def lookup(conn: asyncpg.Connection, items: Sequence[tuple[uuid.UUID, Prob
     lookups = []
     for found in by_item:
         if found and found[0]["same_identity"]:
-            lookups.append(Lookup((found[0]["id"], _features(found[0])), []))
+            lookups.append(Lookup((found[0]["id"], features_of(found[0])), []))
         else:
-            lookups.append(Lookup(None, [Candidate(r["id"], r["cluster_id"], _features(r)) for r in found]))
+            lookups.append(Lookup(None, [candidate(r) for r in found]))
     return Found(lookups, rows[0]["seen"])
 
 
 def _fingerprints(f: Features) -> list[Any]:
-    """Column values of title_tokens, minhash, simhash, entities (in that order)."""
-    return [sorted(f.title_tokens), list(f.minhash), f.simhash, sorted(f.entities)]
+    """Column values of title_tokens, minhash, simhash, entities, text_hash, markers (in that order)."""
+    return [
+        sorted(f.title_tokens),
+        list(f.minhash),
+        f.simhash,
+        sorted(f.entities),
+        f.text_hash,
+        sorted(f.markers),
+    ]
+
+
+def details(f: Features, d: Decision) -> list[dict[str, Any]]:
+    """What a decision rests on, kept with it: every layer's check of the article against its match."""
+    if d.matched is None:
+        return []
+    return [asdict(c) for c in layers.explain(f, d.matched.features)]
 
 
 def _ref(article_id: int | None) -> tuple[int | None, int | None]:
@@ -261,11 +288,13 @@ def _ref(article_id: int | None) -> tuple[int | None, int | None]:
 
 def _row(i: int, a: Article, p: Probe, d: Decision) -> dict[str, Any]:
     """One article of `insert` as JSON; an exact duplicate gets no keys: nothing should match it."""
-    f = p.features
+    f = layers.story_features(p.features, d)
     bands, title_words, entity_words = p.keys() if d.disposition != "exact_duplicate" else ([], [], [])
-    title_tokens, minhash, simhash, entities = _fingerprints(f)
+    title_tokens, minhash, simhash, entity_names, text_hash, marks = _fingerprints(f)
+    cluster, event = layers.groups(d, placeholder(i))
     matched_id, matched_i = _ref(d.matched.id if d.matched is not None else None)
-    cluster_id, cluster_i = _ref(d.matched.cluster_id if d.matched is not None else None)
+    cluster_id, cluster_i = _ref(cluster)
+    event_id, event_i = _ref(event)
     return {
         "i": i,
         "message_id": str(a.message_id),
@@ -276,6 +305,7 @@ def _row(i: int, a: Article, p: Probe, d: Decision) -> dict[str, Any]:
         "domain": a.domain,
         "title": a.title,
         "url": a.url,
+        "guid": a.guid,
         "canonical_url": f.canonical_url,
         "body": a.body,
         "word_count": a.word_count,
@@ -287,14 +317,20 @@ def _row(i: int, a: Article, p: Probe, d: Decision) -> dict[str, Any]:
         "title_tokens": title_tokens,
         "minhash": minhash,
         "simhash": simhash,
-        "entities": entities,
+        "entities": entity_names,
+        "text_hash": text_hash,
+        "markers": marks,
         "disposition": d.disposition,
         "layer": d.layer,
         "match_score": d.score,
+        "candidates": d.candidates,
+        "details": json.dumps(details(f, d)),
         "matched_id": matched_id,
         "matched_i": matched_i,
         "cluster_id": cluster_id,
         "cluster_i": cluster_i,
+        "event_id": event_id,
+        "event_i": event_i,
         "revision": a.revision,
         "bands": bands,
         "title_words": title_words,
@@ -307,8 +343,9 @@ async def insert(
     batch: Sequence[tuple[Article, Probe, Decision]],
     seen: int | None,
 ) -> bool:
-    """Store new articles with their dispositions and lookup keys (one statement); an article's cluster
-    is its match's, else itself. Matches and clusters may name articles of the same insert (`placeholder`).
+    """Store new articles with their dispositions, their first decision (mod_digest.decisions) and their
+    lookup keys (one statement); story cluster and event come from `layers.groups`. Matches, clusters and
+    events may name articles of the same insert (`placeholder`).
 
     With `seen` (Found.seen), nothing is stored and False is returned when an article above it exists:
     another writer committed after the lookup's snapshot, so the decisions may be stale."""
@@ -316,35 +353,49 @@ async def insert(
     stored: int = await conn.fetchval(
         f"""WITH x AS MATERIALIZED (
                SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS x(i int, message_id uuid, source_module text,
-                   stream text, feed_id bigint, source_name text, domain text, title text, url text,
+                   stream text, feed_id bigint, source_name text, domain text, title text, url text, guid text,
                    canonical_url text, body text, word_count int, published_at timestamptz,
                    date_uncertain bool, partial_content bool, content_hash text, depth_signals text[],
-                   title_tokens text[], minhash bigint[], simhash bigint, entities text[], disposition text,
-                   layer text, match_score real, matched_id bigint, matched_i int, cluster_id bigint,
-                   cluster_i int, revision int, bands bigint[], title_words text[], entity_words text[])
+                   title_tokens text[], minhash bigint[], simhash bigint, entities text[], text_hash text,
+                   markers text[], disposition text, layer text, match_score real, candidates int,
+                   details text, matched_id bigint, matched_i int, cluster_id bigint, cluster_i int,
+                   event_id bigint, event_i int, revision int, bands bigint[], title_words text[],
+                   entity_words text[])
            ),
            n AS MATERIALIZED (
                SELECT i, nextval('mod_digest.articles_id_seq') AS id FROM (SELECT i FROM x ORDER BY i) o
                WHERE $2::bigint IS NULL OR NOT EXISTS (SELECT FROM mod_digest.articles WHERE id > $2)
            ),
+           r AS MATERIALIZED (
+               SELECT x.*, n.id, COALESCE(x.matched_id, m.id) AS matched, COALESCE(x.cluster_id, c.id) AS cluster,
+                      COALESCE(x.event_id, e.id) AS event
+               FROM x JOIN n ON n.i = x.i LEFT JOIN n m ON m.i = x.matched_i LEFT JOIN n c ON c.i = x.cluster_i
+                    LEFT JOIN n e ON e.i = x.event_i
+           ),
            a AS (
                INSERT INTO mod_digest.articles (id, message_id, source_module, stream, feed_id, source_name,
-                   domain, title, url, canonical_url, body, word_count, published_at, date_uncertain,
+                   domain, title, url, guid, canonical_url, body, word_count, published_at, date_uncertain,
                    partial_content, content_hash, depth_signals, title_tokens, minhash, simhash, entities,
-                   disposition, layer, match_score, matched_id, cluster_id, revision)
-               SELECT n.id, x.message_id, x.source_module, x.stream, x.feed_id, x.source_name, x.domain,
-                      x.title, x.url, x.canonical_url, x.body, x.word_count, x.published_at, x.date_uncertain,
-                      x.partial_content, x.content_hash, x.depth_signals, x.title_tokens, x.minhash,
-                      x.simhash, x.entities, x.disposition, x.layer, x.match_score,
-                      COALESCE(x.matched_id, m.id), COALESCE(x.cluster_id, c.id, n.id), x.revision
-               FROM x JOIN n ON n.i = x.i LEFT JOIN n m ON m.i = x.matched_i LEFT JOIN n c ON c.i = x.cluster_i
-               RETURNING id, message_id, published_at
+                   text_hash, markers, disposition, layer, match_score, matched_id, cluster_id, event_id,
+                   revision)
+               SELECT id, message_id, source_module, stream, feed_id, source_name, domain, title, url, guid,
+                      canonical_url, body, word_count, published_at, date_uncertain, partial_content,
+                      content_hash, depth_signals, title_tokens, minhash, simhash, entities, text_hash, markers,
+                      disposition, layer, match_score, matched, cluster, event, revision
+               FROM r
+               RETURNING id
+           ),
+           h AS (
+               INSERT INTO mod_digest.decisions (article_id, revision, disposition, layer, score, matched_id,
+                   cluster_id, event_id, candidates, details)
+               SELECT id, revision, disposition, layer, match_score, matched, cluster, event, candidates,
+                      details::jsonb
+               FROM r
            ),
            k AS (
                INSERT INTO mod_digest.dedup_keys (key, at, article_id)
-               SELECT DISTINCT key, a.published_at, a.id
-               FROM a JOIN x ON x.message_id = a.message_id,
-                    unnest({_keys_sql("x.bands", "x.title_words", "x.entity_words")}) key
+               SELECT DISTINCT key, r.published_at, r.id
+               FROM r, unnest({_keys_sql("r.bands", "r.title_words", "r.entity_words")}) key
            )
            SELECT count(*) FROM a""",
         json.dumps(rows),
@@ -356,8 +407,8 @@ async def insert(
 async def revise(
     conn: asyncpg.Connection, article_id: int, old: Features, a: Article, f: Features, t: Thresholds
 ) -> None:
-    """Layer 1 revision: replace the stored content and lookup keys in place; a unique article is
-    flagged `revision`."""
+    """Layer 1 revision: replace the stored content and lookup keys in place (a unique article is
+    flagged `revision`) and add the decision to the article's history; its story and event stay."""
     await conn.execute(
         f"""WITH gone AS (
                DELETE FROM mod_digest.dedup_keys
@@ -366,12 +417,17 @@ async def revise(
            u AS (
                UPDATE mod_digest.articles SET title = $8, url = $9, canonical_url = $10, body = $11,
                    word_count = $12, partial_content = $13, content_hash = $14, depth_signals = $15,
-                   title_tokens = $16, minhash = $17, simhash = $18, entities = $19,
-                   revision = GREATEST(revision + 1, $20),
+                   title_tokens = $16, minhash = $17, simhash = $18, entities = $19, text_hash = $20,
+                   markers = $21, revision = GREATEST(revision + 1, $22),
                    disposition = CASE WHEN disposition = 'unique' THEN 'revision' ELSE disposition END,
-                   updated_at = now()
+                   guid = COALESCE($23, guid), updated_at = now()
                WHERE id = $4
-               RETURNING id, published_at, disposition
+               RETURNING id, published_at, disposition, revision, cluster_id, event_id
+           ),
+           h AS (
+               INSERT INTO mod_digest.decisions (article_id, revision, disposition, layer, score, cluster_id,
+                   event_id)
+               SELECT id, revision, 'revision', 'guid', 1.0, cluster_id, event_id FROM u
            )
            INSERT INTO mod_digest.dedup_keys (key, at, article_id)
            SELECT DISTINCT key, u.published_at, u.id
@@ -390,6 +446,7 @@ async def revise(
         list(a.depth_signals),
         *_fingerprints(f),
         a.revision,
+        a.guid,
     )
 
 
@@ -398,8 +455,8 @@ async def window(conn: asyncpg.Connection, start: datetime, end: datetime) -> li
     rows = await conn.fetch(
         """SELECT a.id, a.message_id, a.source_module, a.stream, a.feed_id, a.source_name, a.domain, a.title,
                   a.url, a.canonical_url, a.body, a.word_count, a.published_at, a.date_uncertain,
-                  a.partial_content, a.depth_signals, a.entities, a.disposition, a.layer, a.cluster_id,
-                  a.revision, s.tier
+                  a.partial_content, a.depth_signals, a.entities, a.disposition, a.layer, a.match_score,
+                  a.matched_id, a.cluster_id, a.event_id, a.revision, s.tier
            FROM mod_digest.articles a
            LEFT JOIN mod_digest.sources s ON s.domain = a.domain
            WHERE a.published_at >= $1 AND a.published_at < $2""",

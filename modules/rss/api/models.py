@@ -13,10 +13,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from host.web.models import ApiError, Context, ContextDetail
+from host.web.models import NO_NUL, ApiError, Context, ContextDetail
 from modules.rss.store.feeds import EDITABLE_BOUNDS
 
 __all__ = [
+    "NO_NUL",
     "ApiError",
     "Context",
     "ContextDetail",
@@ -70,6 +71,15 @@ class Feed(BaseModel):
     state: FeedState
 
 
+# Request bodies are strict: "yes" is not a boolean, "5" not a number (the schema says what it takes).
+STRICT = ConfigDict(extra="forbid", strict=True)
+
+
+def _whole(value: Any) -> Any:
+    """16.0 is an integer to JSON Schema (and to schemathesis): take it as 16; strings stay refused."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 def _bounded(key: str) -> Any:
     """An optional number within the bounds `rss set` enforces for this override."""
     low, high, unit = EDITABLE_BOUNDS[key]
@@ -79,17 +89,17 @@ def _bounded(key: str) -> Any:
 class FeedCreate(BaseModel):
     """Subscribe to a feed, or to a page that advertises one (validated by fetching it, as `rss add`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
-    url: str = Field(min_length=1, max_length=2048, examples=["https://example.org/feed.xml"])
-    folder: str | None = Field(default=None, max_length=500)
+    url: str = Field(min_length=1, max_length=2048, pattern=NO_NUL, examples=["https://example.org/feed.xml"])
+    folder: str | None = Field(default=None, max_length=500, pattern=NO_NUL)
     interval_minutes: float | None = _bounded("interval")
 
 
 class EntryStatePatch(BaseModel):
     """Reading state (`feedeater rss mark`): true sets it, false clears it, an absent field stays."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     read: bool | None = None
     starred: bool | None = None
@@ -99,15 +109,17 @@ class FeedPatch(BaseModel):
     """Per-feed overrides (`feedeater rss set`). Absent fields stay; null resets interval, retention,
     lookback and folder to their defaults."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
-    title: str | None = Field(default=None, max_length=1000)
-    folder: str | None = Field(default=None, max_length=500)
+    title: str | None = Field(default=None, max_length=1000, pattern=NO_NUL)
+    folder: str | None = Field(default=None, max_length=500, pattern=NO_NUL)
     enabled: bool | None = None
     full_text: bool | None = None
     interval_minutes: float | None = _bounded("interval")
     retention_days: int | None = _bounded("retention")
     lookback_hours: int | None = _bounded("lookback")
+
+    _whole_numbers = field_validator("retention_days", "lookback_hours", mode="before")(_whole)
 
     def changes(self) -> dict[str, Any]:
         """The `store.update_feed` changes (keys of store.EDITABLE) for the fields that were sent."""

@@ -8,9 +8,10 @@ the error shape come from the host (host.web.auth, host.web.errors).
 from __future__ import annotations
 
 import base64
+import re
 import uuid
 from datetime import datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import asyncpg
 from fastapi import APIRouter, Body, Path, Query, Response
@@ -21,6 +22,8 @@ from host.web.errors import HttpError, not_found
 from modules.rss import store
 from modules.rss.api import cursor
 from modules.rss.api.models import (
+    NO_NUL,
+    ApiError,
     Entry,
     EntryPage,
     EntryStatePatch,
@@ -33,14 +36,43 @@ from modules.rss.api.models import (
     RawFetch,
     SearchResults,
 )
-from modules.rss.cli import feed_state, fetch_now
+from modules.rss.cli import feed_state, fetch_now, not_pollable
+
+if TYPE_CHECKING:
+    from modules.rss.subscriptions.subscribe import Imported
 
 BIGINT = 2**63 - 1
+
+
+def inert_download(fetch_id: int) -> dict[str, str]:
+    return {
+        "Content-Disposition": f'attachment; filename="fetch-{fetch_id}.bin"',
+        "X-Content-Type-Options": "nosniff",
+        "Content-Security-Policy": "sandbox; default-src 'none'",
+    }
+
+
 FeedId = Annotated[int, Path(ge=1, le=BIGINT, description="feed id (from GET /api/v1/feeds)")]
 FETCH_ID_HINT = "raw fetch ids come from the poll log and `feedeater rss show`"
 LIST_HINT = "list feeds with GET /api/v1/feeds"
 OPML_TYPES = ["text/x-opml", "application/xml", "text/xml"]
-MAX_OPML_BYTES = 10 * 1024 * 1024
+# An ISO 8601 date or date-time as parse_since/parse_until read it; a day that does not exist
+# (2025-02-30) still matches and is the documented 400.
+_YEAR = r"(\d{3}[1-9]|\d{2}[1-9]\d|\d[1-9]\d{2}|[1-9]\d{3})"
+_TIME = r"([T ]([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,6})?)?(Z|[+-]([01]\d|2[0-3]):?[0-5]\d)?)?"
+ISO_MOMENT = rf"^{_YEAR}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01]){_TIME}$"
+CURSOR = r"^[A-Za-z0-9_-]+$"
+
+
+def documented(pattern: str) -> dict[str, Any]:
+    """A pattern the schema states but the handler checks itself, so a miss is its one readable 400
+    ("since='x' is not a date: use ISO 8601 …") rather than a 422 quoting the regex."""
+    return {"json_schema_extra": {"pattern": pattern}}
+
+
+def rejected(why: str) -> dict[int | str, dict[str, Any]]:
+    """A documented 400: input the schema admits but this operation cannot take (one JSON error)."""
+    return {400: {"model": ApiError, "description": why}}
 
 
 async def _feed(conn: asyncpg.Connection, feed_id: int) -> Feed:
@@ -50,10 +82,18 @@ async def _feed(conn: asyncpg.Connection, feed_id: int) -> Feed:
     return Feed.model_validate({**rows[0], "state": feed_state(rows[0])})
 
 
+def _moment(name: str, raw: str | None) -> str | None:
+    """A date parameter in the documented form (ISO_MOMENT), or its one readable 400."""
+    if raw is not None and not re.fullmatch(ISO_MOMENT, raw):
+        raise UserError(f"{name}={raw!r} is not a date", "use ISO 8601, e.g. 2025-01-31 or 2025-01-31T08:00Z")
+    return raw
+
+
 def _since(raw: str | None) -> datetime | None:
     from modules.rss.search.query import parse_since
 
-    return parse_since(raw) if raw else None
+    checked = _moment("since", raw)
+    return parse_since(checked) if checked else None
 
 
 def _entry_ref(uid: str) -> int | uuid.UUID:
@@ -76,10 +116,24 @@ async def _entry(conn: asyncpg.Connection, uid: str) -> dict[str, Any]:
         raise not_found(f"entry {uid}", "list entries with GET /api/v1/feeds/{id}/entries") from None
 
 
+async def import_opml_document(ctx: ModuleContext, body: bytes) -> Imported:
+    """An uploaded OPML document (REST and the Miniflux API; the gate caps its size, the routers'
+    max_body_bytes): `rss import`'s vetting, one HttpError (400) for what cannot be imported."""
+    from modules.rss.subscriptions import subscribe
+    from modules.rss.subscriptions.opml import OpmlError
+
+    try:
+        async with ctx.pool.acquire() as conn:
+            return await subscribe.import_opml(
+                conn, body, allow_private_networks=bool(ctx.settings["allow_private_networks"])
+            )
+    except OpmlError as exc:
+        raise HttpError(400, f"cannot import this OPML: {exc}", "send an OPML 1.0/2.0 document") from None
+
+
 async def build(ctx: ModuleContext) -> APIRouter:
     from modules.rss.search.query import CoverageCache, parse_request, search
     from modules.rss.subscriptions import subscribe
-    from modules.rss.subscriptions.opml import OpmlError
 
     router = APIRouter()
     pool = ctx.pool
@@ -88,7 +142,9 @@ async def build(ctx: ModuleContext) -> APIRouter:
     # -- feeds -----------------------------------------------------------------------------------
     @router.get("/feeds", summary="Subscriptions with their poll state")
     async def list_feeds(
-        folder: str | None = Query(default=None, max_length=500, description="a folder and its subfolders"),
+        folder: str | None = Query(
+            default=None, max_length=500, pattern=NO_NUL, description="a folder and its subfolders"
+        ),
     ) -> list[Feed]:
         async with pool.acquire() as conn:
             rows = await store.list_feeds(conn, folder)
@@ -98,7 +154,10 @@ async def build(ctx: ModuleContext) -> APIRouter:
         "/feeds",
         status_code=201,
         summary="Subscribe (the URL is fetched and validated first, as `rss add`)",
-        responses={200: {"model": Feed, "description": "already subscribed"}},
+        responses={
+            200: {"model": Feed, "description": "already subscribed"},
+            **rejected("the URL cannot be fetched, is not a feed, or is a page advertising several feeds"),
+        },
     )
     async def add_feed(body: FeedCreate, response: Response) -> Feed:
         # Validate (fetch, maybe discover) before taking a connection: that can take seconds.
@@ -141,23 +200,35 @@ async def build(ctx: ModuleContext) -> APIRouter:
     async def refetch(feed_id: FeedId) -> FetchSummary:
         async with pool.acquire() as conn:
             feed = await _feed(conn, feed_id)
-        if not feed.enabled or feed.dead:
+        if (refused := not_pollable(feed_id, enabled=feed.enabled, dead=feed.dead)) is not None:
             fix = f'enable it first: PATCH /api/v1/feeds/{feed_id} with {{"enabled": true}}'
-            raise HttpError(409, f"feed {feed_id} is {feed.state}", fix)
+            raise HttpError(409, refused[0], fix)
         return FetchSummary.model_validate(await fetch_now(ctx, [feed_id]))
 
-    @router.get("/feeds/{feed_id}/entries", summary="A feed's entries, newest first, one page at a time")
+    @router.get(
+        "/feeds/{feed_id}/entries",
+        summary="A feed's entries, newest first, one page at a time",
+        responses=rejected("`since` names a day that does not exist, or `cursor` is not one this API gave"),
+    )
     async def feed_entries(
         feed_id: FeedId,
-        since: str | None = Query(default=None, max_length=40, description="ISO 8601 date or time"),
+        since: str | None = Query(
+            default=None, max_length=40, **documented(ISO_MOMENT), description="ISO 8601 date or time"
+        ),
         cursor_: str | None = Query(
-            default=None, alias="cursor", max_length=200, description="next_cursor of the previous page"
+            default=None,
+            alias="cursor",
+            max_length=200,
+            **documented(CURSOR),
+            description="next_cursor of the previous page",
         ),
         limit: int = Query(default=50, ge=1, le=1000),
         unread: bool = Query(default=False, description="only entries not marked read"),
         starred: bool = Query(default=False, description="only starred entries"),
     ) -> EntryPage:
         try:
+            if cursor_ is not None and not re.fullmatch(CURSOR, cursor_):
+                raise cursor.BadCursor(cursor_)
             before = cursor.decode(cursor_) if cursor_ is not None else None
         except cursor.BadCursor:
             raise HttpError(
@@ -210,29 +281,42 @@ async def build(ctx: ModuleContext) -> APIRouter:
 
     @router.get(
         "/raw/{fetch_id}/body",
-        summary="A stored raw response's body, byte for byte, with its original Content-Type",
+        summary="A stored raw response's body, byte for byte, as a download (its headers: GET /raw/{id})",
         response_class=Response,
         responses={200: {"content": {"application/octet-stream": {}}}},
     )
     async def get_raw_body(fetch_id: int = Path(ge=1, le=BIGINT)) -> Response:
+        # A feed server chose these bytes: served with its Content-Type they would run as a page of this
+        # origin (the console's). Always an inert download: no type to sniff, no scripts, no framing.
         row = await _raw(fetch_id)
-        headers = {k.lower(): v for k, v in row["headers"].items()}
-        return Response(row["body"], media_type=headers.get("content-type", "application/octet-stream"))
+        return Response(row["body"], media_type="application/octet-stream", headers=inert_download(fetch_id))
 
     # -- search ----------------------------------------------------------------------------------
-    @router.get("/search", summary="Hybrid search (semantic + full text), as `feedeater search`")
+    @router.get(
+        "/search",
+        summary="Hybrid search (semantic + full text), as `feedeater search`",
+        responses=rejected(
+            "the query has no words, `feed` does not exist, a date does not exist, or `until` is before `since`"
+        ),
+    )
     async def search_entries(
-        q: str = Query(min_length=1, max_length=1000, description='words, "a phrase", or -excluded'),
+        q: str = Query(
+            min_length=1, max_length=1000, pattern=NO_NUL, description='words, "a phrase", or -excluded'
+        ),
         feed: int | None = Query(default=None, ge=1, le=BIGINT),
-        folder: str | None = Query(default=None, max_length=500),
-        since: str | None = Query(default=None, max_length=40, description="ISO 8601 date or time"),
+        folder: str | None = Query(default=None, max_length=500, pattern=NO_NUL),
+        since: str | None = Query(
+            default=None, max_length=40, **documented(ISO_MOMENT), description="ISO 8601 date or time"
+        ),
         until: str | None = Query(
             default=None,
             max_length=40,
+            **documented(ISO_MOMENT),
             description="ISO 8601 date or time, inclusive; a date means to the end of that day (UTC)",
         ),
         limit: int = Query(default=10, ge=1, le=100),
     ) -> SearchResults:
+        since, until = _moment("since", since), _moment("until", until)
         fields = {"query": q, "feed": feed, "folder": folder, "since": since, "until": until, "limit": limit}
         query = parse_request({k: v for k, v in fields.items() if v is not None})
         response = await search(pool, ctx.ai, query, coverage_cache=coverage_cache)
@@ -250,7 +334,14 @@ async def build(ctx: ModuleContext) -> APIRouter:
             data = await subscribe.export(conn)
         return Response(data, media_type="text/x-opml; charset=utf-8")
 
-    @router.post("/opml", summary="Import an OPML document (idempotent; feeds are polled by the poll job)")
+    @router.post(
+        "/opml",
+        summary="Import an OPML document (idempotent; feeds are polled by the poll job)",
+        responses={
+            **rejected("the body is not an OPML 1.0/2.0 document"),
+            413: {"model": ApiError, "description": "the document is larger than 10 MiB"},
+        },
+    )
     async def import_opml(
         body: bytes = Body(
             default=b"",
@@ -258,15 +349,6 @@ async def build(ctx: ModuleContext) -> APIRouter:
             openapi_examples={"opml": {"value": "<opml version='2.0'>…</opml>"}},
         ),
     ) -> OpmlImportResult:
-        if len(body) > MAX_OPML_BYTES:
-            raise HttpError(413, "the OPML document is larger than 10 MiB", "split it into several imports")
-        try:
-            async with pool.acquire() as conn:
-                imported = await subscribe.import_opml(
-                    conn, body, allow_private_networks=bool(ctx.settings["allow_private_networks"])
-                )
-        except OpmlError as exc:
-            raise HttpError(400, f"cannot import this OPML: {exc}", "send an OPML 1.0/2.0 document") from None
-        return OpmlImportResult.model_validate(imported.as_dict())
+        return OpmlImportResult.model_validate((await import_opml_document(ctx, body)).as_dict())
 
     return router

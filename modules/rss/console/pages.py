@@ -301,6 +301,12 @@ async def build(ctx: ModuleContext) -> APIRouter:
 
     @router.post("/feeds/{feed_id}/poll")
     async def poll_now(feed_id: int) -> RedirectResponse:
+        from modules.rss.cli import not_pollable
+
+        async with ctx.pool.acquire() as conn:
+            feed = await views.feed(conn, feed_id)
+        if not_pollable(feed_id, enabled=feed["enabled"], dead=feed["dead"]) is not None:  # as `rss poll`
+            return RedirectResponse(f"/rss/feeds/{feed_id}?polling=refused", 303)
         _poll_soon(ctx, feed_id)
         return RedirectResponse(f"/rss/feeds/{feed_id}?polling=1", 303)
 
@@ -335,6 +341,17 @@ async def build(ctx: ModuleContext) -> APIRouter:
             srcdoc=frame_document(content, row["link"]) if content else None,
             revisions=revision_changes(row, earlier),
         )
+
+    @router.post("/entries/{entry_id}/state")
+    async def entry_state(request: Request, entry_id: int) -> RedirectResponse:
+        """Read/unread and star/unstar, through store.reading as `rss mark` and the reader-app APIs."""
+        from modules.rss.store import mark_entries
+
+        form = await request.form()
+        flags = {key: form.get(key) == "1" for key in ("read", "starred") if form.get(key) in ("0", "1")}
+        async with ctx.pool.acquire() as conn, conn.transaction():
+            await mark_entries(conn, [entry_id], read=flags.get("read"), starred=flags.get("starred"))
+        return RedirectResponse(f"/rss/entries/{entry_id}", 303)
 
     @router.get("/search")
     async def search(request: Request) -> HTMLResponse:

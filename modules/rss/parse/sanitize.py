@@ -43,9 +43,10 @@ _DROPPED = ("head", *sorted(_CLEAN_CONTENT_TAGS - {"embed", "frame"}))
 _BLOCKS = (
     "p", "div", "section", "article", "aside", "header", "footer", "nav", "main", "blockquote", "pre",
     "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "dl", "table", "tr", "figure", "figcaption",
-    "address", "hr", "details", "summary", "form", "fieldset",
+    "address", "hr", "details", "summary", "form", "fieldset", "center", "hgroup", "menu", "dialog",
+    "video", "audio", "caption", "tbody", "thead", "tfoot",
 )  # fmt: skip
-_LINES = ("br", "li", "dt", "dd", "td", "th", "caption")
+_LINES = ("br", "li", "dt", "dd", "td", "th")
 # Tags as html5ever serializes them (lower-case names, double-quoted attribute values that may hold ">")
 _ATTRIBUTES = r'[^>"]*(?:"[^"]*"[^>"]*)*>'
 _BLOCK_TAG = re.compile(rf"</?(?:{'|'.join(_BLOCKS)})(?=[\s/>]){_ATTRIBUTES}")

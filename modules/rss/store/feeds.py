@@ -146,6 +146,15 @@ async def remove_feed(conn: asyncpg.Connection, feed_id: int) -> None:
     await conn.execute("DELETE FROM mod_rss.feeds WHERE id = $1", feed_id)
 
 
+async def poll_soon(conn: asyncpg.Connection, feed_ids: Sequence[int]) -> None:
+    """Make feeds due now: the next poll job tick fetches them (a reader app's "refresh")."""
+    if feed_ids:
+        await conn.execute(
+            "UPDATE mod_rss.poll_state SET next_poll_at = now() WHERE feed_id = ANY($1::bigint[])",
+            list(feed_ids),
+        )
+
+
 async def update_feed(conn: asyncpg.Connection, feed_id: int, changes: dict[str, Any]) -> FeedRow:
     sets = ", ".join(f"{EDITABLE[k]} = ${i + 2}" for i, k in enumerate(changes))
     row = await conn.fetchrow(

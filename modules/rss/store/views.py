@@ -102,12 +102,14 @@ async def per_day(conn: asyncpg.Connection, feed_id: int, days: int = 30) -> lis
 
 
 async def entry(conn: asyncpg.Connection, entry_id: int) -> dict[str, Any]:
-    """Everything the entry page shows: content (sanitized at parse time), enclosures, lineage, text source."""
+    """Everything the entry page shows: content (sanitized at parse time), enclosures, lineage, text
+    source, read/starred state (store.reading's, the one every front door shares)."""
     row = await conn.fetchrow(
         """SELECT e.*, f.title AS feed_title, f.url AS feed_url, t.text_source, t.article_fetched_at,
-                  t.best_title, t.best_authors
+                  t.best_title, t.best_authors, s.read_at, s.starred_at
            FROM mod_rss.entries e JOIN mod_rss.feeds f ON f.id = e.feed_id
-           JOIN mod_rss.entry_text t ON t.entry_id = e.id WHERE e.id = $1""",
+           JOIN mod_rss.entry_text t ON t.entry_id = e.id
+           LEFT JOIN mod_rss.entry_state s ON s.entry_id = e.id WHERE e.id = $1""",
         entry_id,
     )
     if row is None:

@@ -9,6 +9,7 @@ from typing import Any
 import asyncpg
 
 from host.workqueue import WorkQueue
+from modules.rss.store.feeds import poll_soon
 from modules.rss.websub.lease import Current
 
 _COLUMNS = "id, feed_id, token, hub, topic, callback, secret, state"
@@ -107,7 +108,7 @@ async def failed(conn: asyncpg.Connection, sub_id: int, error: str) -> None:
         sub_id,
         error[:500],
     )
-    await _poll_soon(conn, [feed_id] if feed_id is not None else [])
+    await poll_soon(conn, [feed_id] if feed_id is not None else [])
 
 
 async def renew_requested(
@@ -175,16 +176,9 @@ async def expire(conn: asyncpg.Connection, *, now: datetime, verify_timeout_s: f
     forgotten = await conn.execute(
         "DELETE FROM mod_rss.websub WHERE state = 'unsubscribing' AND requested_at <= $1", cutoff
     )
-    await _poll_soon(conn, [r["feed_id"] for r in [*never_verified, *lapsed] if r["feed_id"] is not None])
+    await poll_soon(conn, [r["feed_id"] for r in [*never_verified, *lapsed] if r["feed_id"] is not None])
     return {
         "never_verified": len(never_verified),
         "lapsed": len(lapsed),
         "unsubscribe_forgotten": int(forgotten.split()[-1]),
     }
-
-
-async def _poll_soon(conn: asyncpg.Connection, feed_ids: list[int]) -> None:
-    if feed_ids:
-        await conn.execute(
-            "UPDATE mod_rss.poll_state SET next_poll_at = now() WHERE feed_id = ANY($1::bigint[])", feed_ids
-        )

@@ -11,14 +11,12 @@ from host.net.fetcher import Fetcher
 @dataclass(frozen=True, slots=True)
 class HubReply:
     accepted: bool  # 202 (or any 2xx): the hub will verify our intent at the callback
-    status: int  # 0: no answer
+    status: int  # 0: no answer (or not asked)
     detail: str
 
     @property
     def error(self) -> str:
-        return (
-            f"hub answered {self.status}: {self.detail}" if self.status else f"hub unreachable: {self.detail}"
-        )
+        return f"hub answered {self.status}: {self.detail}" if self.status else self.detail
 
 
 def callback_url(base: str, token: str) -> str:
@@ -41,4 +39,4 @@ async def ask(
     if lease_s is not None:
         form["hub.lease_seconds"] = str(lease_s)
     status, detail = await fetcher.post_form(hub, form)
-    return HubReply(200 <= status < 300, status, detail)
+    return HubReply(200 <= status < 300, status, detail if status else f"hub unreachable: {detail}")

@@ -67,21 +67,23 @@ async def build(ctx: ModuleContext) -> APIRouter:
 
     @router.post("/{token}", summary="WebSub content distribution", status_code=202)
     async def receive(token: str, request: Request) -> Response:
+        async with ctx.pool.acquire() as conn:
+            sub = await subs.by_token(conn, token)
+        # The callback's token first: a body for no subscription is never read.
+        if sub is None:
+            return PlainTextResponse("unknown subscription", status_code=404)
+        if sub.state != "active" or sub.feed_id is None:
+            return PlainTextResponse("subscription not active", status_code=410)
         body = bytearray()
         async for chunk in request.stream():
             body += chunk
             if len(body) > max_bytes:
                 return PlainTextResponse("too large", status_code=413)
-        async with ctx.pool.acquire() as conn:
-            sub = await subs.by_token(conn, token)
-            if sub is None:
-                return PlainTextResponse("unknown subscription", status_code=404)
-            if sub.state != "active" or sub.feed_id is None:
-                return PlainTextResponse("subscription not active", status_code=410)
-            if not signature.valid(request.headers.get("x-hub-signature"), sub.secret, bytes(body)):
+        if not signature.valid(request.headers.get("x-hub-signature"), sub.secret, bytes(body)):
+            async with ctx.pool.acquire() as conn:
                 await subs.record_push(conn, sub.id, accepted=False)
-                log.warning("feed %s: push from %s ignored: missing or wrong signature", sub.feed_id, sub.hub)
-                return PlainTextResponse("ignored: invalid signature", status_code=202)
+            log.warning("feed %s: push from %s ignored: missing or wrong signature", sub.feed_id, sub.hub)
+            return PlainTextResponse("ignored: invalid signature", status_code=202)
         new = await push.deliver(
             ctx, sub, sub.feed_id, bytes(body), request.headers.get("content-type"), datetime.now(UTC)
         )

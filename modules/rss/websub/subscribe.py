@@ -15,7 +15,7 @@ from host.module import ModuleContext
 from host.net.fetcher import Fetcher
 from modules.rss.store import websub as subs
 from modules.rss.websub import client, lease
-from modules.rss.websub.discover import discover
+from modules.rss.websub.discover import Push, discover, secure_hubs
 
 log = logging.getLogger("feedeater.rss.websub")
 
@@ -37,7 +37,8 @@ async def after_fetch(
     Returns "requested", "refused" or None (nothing to do)."""
     if not enabled(ctx):
         return None
-    push = discover(links, headers, url)
+    found = discover(links, headers, url)
+    push = secure_hubs(found, allow_http=_http_hubs(ctx)) if found is not None else None
     if push is None:
         return None
     async with ctx.pool.acquire() as conn:
@@ -106,6 +107,11 @@ async def unsubscribe(ctx: ModuleContext, pending: Iterable[subs.Subscription]) 
 
 
 async def _ask_subscribe(ctx: ModuleContext, sub: subs.Subscription) -> client.HubReply:
+    if secure_hubs(Push((sub.hub,), sub.topic), allow_http=_http_hubs(ctx)) is None:
+        # Stored before https was required, or the setting was turned off since: never send the secret.
+        return client.HubReply(
+            False, 0, "the hub is not https: hub.secret is sent only over https (WebSub §5.1)"
+        )
     return await client.ask(
         _fetcher(ctx),
         sub.hub,
@@ -115,6 +121,10 @@ async def _ask_subscribe(ctx: ModuleContext, sub: subs.Subscription) -> client.H
         secret=sub.secret,
         lease_s=int(ctx.settings["websub_lease_seconds"]),
     )
+
+
+def _http_hubs(ctx: ModuleContext) -> bool:
+    return bool(ctx.settings["websub_http_hubs"])
 
 
 def _fetcher(ctx: ModuleContext) -> Fetcher:
