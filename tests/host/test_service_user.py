@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from host.errors import UserError
-from host.services import _refuse_orphaned
+from host.services import _refuse_orphaned, _uid_exists
 
 ROOT = Path(__file__).resolve().parents[2]
 RACERS = 8
@@ -64,15 +64,7 @@ def test_processes_racing_to_create_the_user_all_get_the_one_uid_that_exists() -
 
 
 def _unused_uid() -> int:
-    return next(uid for uid in range(60_000, 50_000, -1) if not _uid_known(uid))
-
-
-def _uid_known(uid: int) -> bool:
-    try:
-        pwd.getpwuid(uid)
-    except KeyError:
-        return False
-    return True
+    return next(uid for uid in range(60_000, 50_000, -1) if not _uid_exists(uid))
 
 
 @needs_root
