@@ -1,12 +1,15 @@
 """Throughput of parse_feed (parse + normalize + sanitize) over the real-world corpus, next to
 feedparser.parse alone on the same bytes in the same run.
 
-    .venv/bin/python bench/parse_corpus.py [CORPUS_DIR] [--profile]
+    .venv/bin/python bench/parse_corpus.py [CORPUS_DIR] [--rounds N] [--profile]
 
-CORPUS_DIR defaults to ../shared/fixtures/realworld (relative to the repository). Best of 3 runs each,
-after one warm-up run (dateparser compiles its locale regexes on first use: seconds, once per process).
-Prints the machine's load average before and after: on a busy machine CPU times grow too (shared caches,
-hyper-threads), and not equally for C-heavy (lxml, nh3) and pure-Python (feedparser) code.
+CORPUS_DIR defaults to ../shared/fixtures/realworld (relative to the repository). After one warm-up run
+(dateparser compiles its locale regexes on first use: seconds, once per process), the two parsers run
+interleaved, A B A B …, `--rounds` times each (default 5): load that comes and goes hits both alike, and
+each round's ratio compares runs seconds apart. Reports the best and median of each side and the median
+of the per-round ratios. Prints the machine's load average before and after: on a busy machine CPU times
+grow too (shared caches, hyper-threads), and not equally for C-heavy (lxml, nh3) and pure-Python
+(feedparser) code.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import io
 import json
 import os
 import pstats
+import statistics
 import sys
 import time
 from collections import Counter
@@ -32,7 +36,6 @@ import feedparser  # noqa: E402
 from modules.rss.parse import FeedParseError, parse_feed  # noqa: E402
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
-RUNS = 3
 
 
 def load(corpus: Path) -> list[tuple[str, bytes]]:
@@ -56,17 +59,13 @@ def run_feedparser(files: list[tuple[str, bytes]]) -> Counter[str]:
     return Counter()
 
 
-def best_of(
+def timed(
     fn: Callable[[list[tuple[str, bytes]]], Counter[str]], files: list[tuple[str, bytes]]
 ) -> tuple[float, float, Counter[str]]:
-    """Best wall-clock and best CPU time of RUNS runs (CPU time is robust to a busy machine)."""
-    walls, cpus, result = [], [], Counter[str]()
-    for _ in range(RUNS):
-        wall, cpu = time.perf_counter(), time.process_time()
-        result = fn(files)
-        walls.append(time.perf_counter() - wall)
-        cpus.append(time.process_time() - cpu)
-    return min(walls), min(cpus), result
+    """Wall-clock and CPU seconds of one run (CPU time is the more robust on a busy machine)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = fn(files)
+    return time.perf_counter() - wall, time.process_time() - cpu, result
 
 
 def load_line() -> str:
@@ -77,6 +76,7 @@ def load_line() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("corpus", nargs="?", default=str(ROOT.parent / "shared" / "fixtures" / "realworld"))
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved runs of each parser (default 5)")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of one parse_feed run")
     args = parser.parse_args()
     files = load(Path(args.corpus))
@@ -92,17 +92,27 @@ def main() -> None:
             pstats.Stats(profiler).sort_stats(order).print_stats(30)
         return
 
-    ours, ours_cpu, paths = best_of(run_parse_feed, files)
-    theirs, theirs_cpu, _ = best_of(run_feedparser, files)
-    print("                                        wall (best of 3)        CPU (best of 3)")
-    for name, wall, cpu in (
-        ("parse_feed (parse+normalize+sanitize)", ours, ours_cpu),
-        ("feedparser.parse alone", theirs, theirs_cpu),
-    ):
+    ours: list[tuple[float, float]] = []
+    theirs: list[tuple[float, float]] = []
+    paths: Counter[str] = Counter()
+    for _ in range(args.rounds):  # A B A B …: both sides see the same load
+        wall, cpu, paths = timed(run_parse_feed, files)
+        ours.append((wall, cpu))
+        wall, cpu, _ = timed(run_feedparser, files)
+        theirs.append((wall, cpu))
+    print(f"{args.rounds} interleaved rounds               wall best / median           CPU best / median")
+    for name, runs in (("parse_feed (parse+normalize+sanitize)", ours), ("feedparser.parse alone", theirs)):
+        walls, cpus = [w for w, _ in runs], [c for _, c in runs]
         print(
-            f"{name:38}  {wall:6.2f} s {megabytes / wall:6.1f} MB/s   {cpu:6.2f} s {megabytes / cpu:6.1f} MB/s"
+            f"{name:38}  {min(walls):6.2f} / {statistics.median(walls):6.2f} s"
+            f"   {min(cpus):6.2f} / {statistics.median(cpus):6.2f} s {megabytes / min(cpus):6.1f} MB/s"
         )
-    print(f"speed-up: {theirs / ours:.1f}x wall, {theirs_cpu / ours_cpu:.1f}x CPU")
+    ratios = [t[1] / o[1] for o, t in zip(ours, theirs, strict=True)]
+    print(
+        f"speed-up (CPU): median of rounds {statistics.median(ratios):.2f}x (range {min(ratios):.2f}"
+        f"-{max(ratios):.2f}x), best vs best {min(c for _, c in theirs) / min(c for _, c in ours):.2f}x;"
+        f" wall best vs best {min(w for w, _ in theirs) / min(w for w, _ in ours):.2f}x"
+    )
     print("paths: " + ", ".join(f"{name}={n}" for name, n in paths.most_common()))
     print(f"after: {load_line()}")
 

@@ -8,15 +8,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import difflib
 import json
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from host import logs, module, textfmt
+from host import logs, module, progress, textfmt
 from host.config import HostConfig
 from host.errors import UserError
 
@@ -43,10 +44,28 @@ def _json_default(value: Any) -> Any:
 
 
 def table(
-    rows: Sequence[Sequence[Any]], header: Sequence[str], *, limits: Mapping[int, int] | None = None
+    rows: Sequence[Sequence[Any]],
+    header: Sequence[str],
+    *,
+    limits: Mapping[int, int] | None = None,
+    whole: Collection[int] = (),
 ) -> str:
-    """Aligned columns that fit the terminal; long cells end in "…" (--json has them whole)."""
-    return textfmt.table(rows, header, limits=limits)
+    """Aligned columns that fit the terminal; long cells end in "…" (--json has them whole, and so has
+    text off a terminal); `whole` columns (URLs) are never cut."""
+    return textfmt.table(rows, header, limits=limits, whole=whole)
+
+
+def where(host: Host) -> str:
+    """Where this command read its data, for the text of an empty result: an empty second instance (another
+    FEEDEATER_HOME, another database) must never look like an empty first one."""
+    if host.config.database_url:
+        return f"the database at {_redacted(host.config.database_url)}"
+    return f"{host.config.home} (the data directory; FEEDEATER_HOME chooses another)"
+
+
+def nothing(host: Host, what: str, hint: str) -> str:
+    """`no feeds in <where>; <hint>`: the line an empty listing prints."""
+    return f"{what} in {where(host)}; {hint}"
 
 
 # -- commands ------------------------------------------------------------------------------------
@@ -76,6 +95,7 @@ async def cmd_services(host: Host, args: argparse.Namespace) -> int:
             lambda d: table(
                 [(s["name"], "running" if s["running"] else "stopped", s["url"], s["data_dir"]) for s in d],
                 ["service", "state", "url", "data"],
+                whole=(2, 3),
             ),
         )
     return 0
@@ -146,12 +166,13 @@ def _redacted(url: str | None) -> str | None:
 
 
 async def cmd_status(host: Host, args: argparse.Namespace) -> int:
-    from host import outbox
+    from host import livesettings, outbox
 
     await host.open(with_bus=False)
     pool = host.require_pool()
     async with pool.acquire() as conn:
         ob = await outbox.status(conn)
+        hosts = await livesettings.running_hosts(conn)
         units = await conn.fetch(
             """SELECT host_id, module, name, kind, state, restarts, last_error, pending, updated_at,
                       updated_at > now() - interval '1 minute' AS live
@@ -162,6 +183,7 @@ async def cmd_status(host: Host, args: argparse.Namespace) -> int:
         for n, s in sorted(host.specs.items())
     ]
     data = {
+        "home": str(host.config.home),
         "services": _services(host),
         "modules": mods,
         "outbox": {
@@ -171,6 +193,7 @@ async def cmd_status(host: Host, args: argparse.Namespace) -> int:
             "stalled": [dataclasses.asdict(stalled) for stalled in ob.stalled],
         },
         "last_runs": await _last_runs(host),
+        "hosts": hosts,
         "units": [dict(r) for r in units],
     }
     emit(args, data, _status_text)
@@ -199,7 +222,8 @@ async def _last_runs(host: Host) -> list[dict[str, Any]]:
 
 
 def _status_text(d: dict[str, Any]) -> str:
-    lines = [
+    lines = [f"data: {d['home']}"]
+    lines += [
         f"{s['name']}: "
         + ("external" if s.get("external") else "running" if s["running"] else "stopped")
         + (f" at {s['url']}" if s["url"] else "")
@@ -225,6 +249,12 @@ def _status_text(d: dict[str, Any]) -> str:
         for r in d["last_runs"]
     ]
     lines += [
+        f"host {h['host_id']}: running since {textfmt.when(h['started_at'])}"
+        + (f"; must restart to apply {', '.join(h['restart_needed'])}" if h["restart_needed"] else "")
+        + (f"; refused stored settings: {h['settings_error']}" if h["settings_error"] else "")
+        for h in d["hosts"]
+    ]
+    lines += [
         f"{u['kind']} {u['module']}.{u['name']} on {u['host_id']}: "
         + (u["state"] if u["live"] else f"host silent since {textfmt.relative(u['updated_at'])}")
         + (f", lag {u['pending']}" if u["pending"] is not None else "")
@@ -235,9 +265,12 @@ def _status_text(d: dict[str, Any]) -> str:
 
 
 def metrics_summary(metrics: Mapping[str, Any] | None, limit: int = 6) -> str:
-    """A job run's metrics on one line, `key value`, in the order the job returned them."""
+    """A job run's metrics on one line, `key value`, in the order the job returned them; a run still going
+    shows its progress (`117/192 entries, 3.1/s, about 24 s left`)."""
     if not metrics:
         return ""
+    if isinstance(running := metrics.get("progress"), dict):
+        return progress.text(running)
     shown = [f"{k.replace('_', ' ')} {v}" for k, v in list(metrics.items())[:limit] if k != "seconds"]
     return ", ".join(shown)
 
@@ -282,24 +315,29 @@ async def cmd_settings(host: Host, args: argparse.Namespace) -> int:
     name, _, key = args.target.partition(".")
     spec = module.get(host.specs, name)
     if key:
-        spec.manifest.setting(key)  # an unknown key is refused before any service starts
+        setting = spec.manifest.setting(key)  # an unknown key is refused before any service starts
+    if args.action in ("set", "reset"):
+        if not key or (args.action == "set") != (args.value is not None):
+            raise UserError(
+                "usage: feedeater settings set <module>.<key> <value>, or settings reset <module>.<key>"
+            )
+        if args.action == "set":
+            settings.coerce(name, setting, args.value)  # a bad value is refused before services start
     await host.open(with_bus=False)
-    if args.action == "set":
-        if not key or args.value is None:
-            raise UserError("usage: feedeater settings set <module>.<key> <value>")
-        async with host.require_pool().acquire() as conn:
-            stored = await settings.store(conn, spec.manifest, key, args.value)
-        setting = spec.manifest.setting(key)
-        emit(
-            args,
-            {
-                "module": name,
-                "key": key,
-                "value": None if setting.secret else stored,
-                "restart_required": True,
-            },
-            lambda _d: f"{name}.{key} = {settings.display(setting, stored)}; {RESTART_NOTE}",
-        )
+    if args.action in ("set", "reset"):
+        async with host.require_pool().acquire() as conn, conn.transaction():
+            # The transaction's start: before the commit, so a host that read after the commit confirms.
+            changed_at = await conn.fetchval("SELECT now()")
+            if args.action == "set":
+                value = await settings.store(conn, spec.manifest, key, args.value)
+            elif await settings.reset(conn, spec.manifest, key):
+                value = setting.default
+            else:
+                raise UserError(
+                    f"{name}.{key} has no stored value: it is already the default",
+                    f"see it with `feedeater settings get {name}.{key}`",
+                )
+        await _report_applied(host, args, name, key, value, changed_at)
         return 0
     resolved = await host.resolved_settings(name)
     wanted = [spec.manifest.setting(key)] if key else list(spec.manifest.settings)
@@ -330,6 +368,36 @@ async def cmd_settings(host: Host, args: argparse.Namespace) -> int:
         ),
     )
     return 0
+
+
+async def _report_applied(
+    host: Host, args: argparse.Namespace, name: str, key: str, value: Any, changed_at: datetime
+) -> None:
+    """After a change: which running hosts applied it, and which must restart (they confirm within
+    seconds; host/livesettings.py)."""
+    from host import livesettings, settings
+
+    setting = host.specs[name].manifest.setting(key)
+    reports = await livesettings.confirm(host.require_pool(), f"{name}.{key}", changed_at)
+    shown = settings.display(setting, value)
+    own = settings.env_key(name, key)
+    note = f"; {own} in this shell still wins for commands run here" if own in host.env else ""
+    emit(
+        args,
+        {
+            "module": name,
+            "key": key,
+            "value": None if setting.secret else value,
+            "reset": args.action == "reset",
+            "hosts": [r.as_dict() for r in reports],
+            "restart_required": sorted(r.host_id for r in reports if r.verdict == "restart"),
+        },
+        lambda _d: (
+            f"{name}.{key} = {shown}"
+            + (" (the default)" if args.action == "reset" else "")
+            + f"; {livesettings.describe(reports)}{note}"
+        ),
+    )
 
 
 async def cmd_jobs(host: Host, args: argparse.Namespace) -> int:
@@ -411,7 +479,13 @@ async def cmd_bus_tail(host: Host, args: argparse.Namespace) -> int:
     import asyncio
 
     from host import bus
+    from host.events import subject_problem
 
+    if (why := subject_problem(args.subject)) is not None:
+        raise UserError(
+            f"{args.subject!r} is not a subject: {why}",
+            "e.g. `feedeater bus tail 'feedeater.rss.>'` or `feedeater bus tail 'feedeater.*.messageCreated'`",
+        )
     url = host.config.nats_url or await asyncio.to_thread(host.services.nats.start)
     nc = await bus.connect(str(url))
     seen = 0
@@ -450,7 +524,8 @@ def event_line(subject: str, body: Any) -> str:
     # The date too: a message's createdAt is its entry's date, often days or years before it is published.
     when = f"{at[:10]} {at[11:16]}Z" if len(at) >= 16 else "-"
     line = f"{when}  {kind:<15} {about}  [{subject}]"
-    return textfmt.fit(line, max(textfmt.terminal_columns(), 40))
+    columns = textfmt.terminal_columns()
+    return textfmt.fit(line, None if columns is None else max(columns, 40))
 
 
 async def cmd_contexts(host: Host, args: argparse.Namespace) -> int:
@@ -465,9 +540,14 @@ async def cmd_contexts(host: Host, args: argparse.Namespace) -> int:
             ctx = await contexts.get(conn, owner, source_key)
             if ctx is None and not await contexts.messages(conn, owner, source_key, limit=1):
                 # Nothing was ever published for it: a typo or a source that does not exist, not "pending".
+                known = [f"{r['owner_module']}:{r['source_key']}" for r in await contexts.list_all(conn)]
+                close = [k for k in known if k.endswith(args.key)] or difflib.get_close_matches(
+                    args.key, known, 3
+                )
                 raise UserError(
                     f"no context {args.key}: nothing has been published for it",
-                    "list contexts with `feedeater contexts list`; a feed's context follows its first entries",
+                    (f"did you mean {' or '.join(close)}? " if close else "")
+                    + "list contexts with `feedeater contexts list`; a feed's context follows its first entries",
                 )
             if ctx is None:
                 emit(
@@ -481,17 +561,21 @@ async def cmd_contexts(host: Host, args: argparse.Namespace) -> int:
     emit(
         args,
         rows,
-        lambda d: table(
-            [
-                (
-                    f"{r['owner_module']}:{r['source_key']}",
-                    r["version"],
-                    textfmt.when(r["updated_at"]),
-                    r["summary_short"],
-                )
-                for r in d
-            ],
-            ["context", "v", "updated", "summary"],
+        lambda d: (
+            table(
+                [
+                    (
+                        f"{r['owner_module']}:{r['source_key']}",
+                        r["version"],
+                        textfmt.when(r["updated_at"]),
+                        r["summary_short"],
+                    )
+                    for r in d
+                ],
+                ["context", "v", "updated", "summary"],
+            )
+            if d
+            else nothing(host, "no contexts", "they follow the first entries of a source or a digest")
         ),
     )
     return 0
@@ -599,7 +683,7 @@ async def cmd_api(host: Host, args: argparse.Namespace) -> int:
                 ["id", "name", "scope", "token", "created", "used", "state"],
             )
             if d
-            else "no API tokens (create one with `feedeater api token create --name NAME`)"
+            else nothing(host, "no API tokens", "create one with `feedeater api token create --name NAME`")
         ),
     )
     return 0
@@ -685,7 +769,7 @@ def build_parser(specs: dict[str, module.ModuleSpec]) -> argparse.ArgumentParser
     p.add_argument("action", choices=["list", "enable", "disable"])
     p.add_argument("name", nargs="?")
     p = add("settings", cmd_settings, "read or change module settings")
-    p.add_argument("action", choices=["get", "set"])
+    p.add_argument("action", choices=["get", "set", "reset"], help="reset: back to the default")
     p.add_argument("target", help="<module> or <module>.<key>")
     p.add_argument("value", nargs="?")
     p = add("jobs", cmd_jobs, "list jobs, or run one now in the foreground")
@@ -741,7 +825,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         from host.runtime import Host
 
-        return asyncio.run(_run(Host(HostConfig.from_env()), args))
+        config = HostConfig.from_env()
+        _warn_legacy_home(config)
+        return asyncio.run(_run(Host(config), args))
     except UserError as exc:
         print(f"feedeater: error: {exc}", file=sys.stderr)
         return 2
@@ -752,6 +838,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         # final flush does not raise again, and end quietly as other Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+
+
+def _warn_legacy_home(config: HostConfig) -> None:
+    """Data left in ./.feedeater by a version that kept it in the current directory is not used any more:
+    say so on every command until it is moved (else the user sees an empty instance and wonders)."""
+    from pathlib import Path
+
+    from host.config import legacy_home
+
+    old = legacy_home(os.environ, Path.cwd(), config.home)
+    if old is not None:
+        print(
+            f"feedeater: {old} holds data of an older feedeater, which kept it in the current directory; "
+            f"the data directory is now {config.home}. To keep using the old data, stop its services "
+            f"(`FEEDEATER_HOME={old} feedeater services down`) and move it: `mv {old} {config.home}` "
+            f"(or set FEEDEATER_HOME={old})"
+            + (f"; {config.home} exists already: rename it first" if config.home.exists() else ""),
+            file=sys.stderr,
+        )
 
 
 async def _run(host: Host, args: argparse.Namespace) -> int:

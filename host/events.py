@@ -21,6 +21,19 @@ def subject(module: str, event: str) -> str:
     return f"feedeater.{module}.{event}"
 
 
+def subject_problem(text: str) -> str | None:
+    """Why `text` is not a NATS subject to subscribe to (tokens split by dots, no spaces, `*` a whole
+    token, `>` only last), or None (pure): nats-py raised BadSubjectError from deep in a traceback."""
+    tokens = text.split(".")
+    if not text or any(not t for t in tokens):
+        return "it has an empty token (two dots, or a dot at either end)"
+    if any(c.isspace() for c in text):
+        return "it contains a space"
+    if any(("*" in t or ">" in t) and len(t) > 1 for t in tokens) or ">" in tokens[:-1]:
+        return "wildcards stand alone: `*` for one token, `>` for the rest, only at the end"
+    return None
+
+
 def iso_z(dt: datetime) -> str:
     """ISO-8601 UTC with millisecond precision and a `Z`, like JavaScript's toISOString (upstream rejects +00:00)."""
     if dt.tzinfo is None:
@@ -105,6 +118,56 @@ def context_updated(
         payload["messageId"] = str(message_id)
     event_id = stable_uuid("contextUpdated", module, source_key, str(version))
     return Event(event_id, subject(module, "contextUpdated"), payload)
+
+
+MESSAGE_EVENTS = ("MessageCreated", "MessageUpdated")
+_FLAGS = ("realtime", "isDirectMention", "isDigest", "isSystemMessage")
+
+
+def contract_violation(payload: Any) -> str | None:
+    """Why a message event breaks the bus contract every producer keeps and every consumer may rely on
+    (docs/bus.md "The message contract"), or None (pure). Producers are tested against it; consumers
+    refuse (dead-letter) what breaks it with this one-line reason and accept everything else."""
+    if not isinstance(payload, dict):
+        return "the event is not a JSON object"
+    kind = payload.get("type")
+    if kind not in MESSAGE_EVENTS:
+        return f"type is {str(kind)[:40]!r}, expected {' or '.join(MESSAGE_EVENTS)}"
+    message = payload.get("message")
+    if not isinstance(message, dict):
+        return "message is missing or not an object"
+    try:
+        uuid.UUID(str(message.get("id")))
+    except ValueError:
+        return f"message.id is not a UUID: {str(message.get('id'))[:40]!r}"
+    if (why := _time_violation(message.get("createdAt"), "message.createdAt")) is not None:
+        return why
+    source = message.get("source")
+    if not isinstance(source, dict) or not isinstance(source.get("module"), str) or not source["module"]:
+        return "message.source.module is missing or not a string"
+    if not isinstance(source.get("stream", ""), str):
+        return "message.source.stream is not a string"
+    text = message.get("Message")
+    if not isinstance(text, str) or not text.strip():
+        return "message.Message is missing, not a string or empty"
+    if not isinstance(message.get("From", ""), str):
+        return "message.From is not a string"
+    if any(not isinstance(message.get(flag, False), bool) for flag in _FLAGS):
+        return f"message.{next(f for f in _FLAGS if not isinstance(message.get(f, False), bool))} is not a boolean"
+    tags = message.get("tags", {})
+    if not isinstance(tags, dict) or any(not isinstance(v, str | int | float | bool) for v in tags.values()):
+        return "message.tags is not an object of strings, numbers and booleans"
+    return None
+
+
+def _time_violation(value: Any, what: str) -> str | None:
+    if not isinstance(value, str):
+        return f"{what} is missing or not a string"
+    try:
+        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return f"{what} is not an ISO-8601 time: {value[:40]!r}"
+    return f"{what} has no time zone: {value[:40]!r}" if dt.tzinfo is None else None
 
 
 def describe(body: dict[str, Any]) -> tuple[str, str, str]:

@@ -18,10 +18,12 @@ from typing import Any
 
 import asyncpg
 
-from host import migrate, outbox
+from host import migrate, outbox, validate
 from host.module import Job, LiveMessages, LiveSources, Manifest, ModuleContext, ModuleSpec, Setting
 
 BATCH = 1000
+# The bus streams' limits: a running host applies a change by updating the streams (Host.prepare_streams).
+BUS_LIMITS = frozenset({"bus_replicas", "bus_max_age_days", "bus_max_bytes_mb"})
 
 
 def host_module(plugins: Mapping[str, ModuleSpec]) -> ModuleSpec:
@@ -70,6 +72,8 @@ def host_module(plugins: Mapping[str, ModuleSpec]) -> ModuleSpec:
                     "",
                     "OTLP/HTTP collector base URL for traces (e.g. http://localhost:4318); empty = "
                     "OTEL_EXPORTER_OTLP_ENDPOINT, else tracing off",
+                    check=validate.url(empty=True),
+                    applies="restart",  # the tracer provider is process-wide, set up once at start
                 ),
             ),
             migrations=migrate.builtin("host"),
@@ -97,7 +101,8 @@ async def housekeeping(ctx: ModuleContext, plugins: Mapping[str, ModuleSpec]) ->
                 await conn.execute(
                     "DELETE FROM host.service_state WHERE updated_at < now() - interval '1 day'"
                 )
-            ),
+            )
+            + _count(await conn.execute("DELETE FROM host.hosts WHERE seen_at < now() - interval '1 day'")),
         }
         links = contexts = 0
         for name, spec in sorted(plugins.items()):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 import time
@@ -12,7 +13,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 from host import progress, textfmt
 from host.errors import UserError
@@ -28,6 +29,15 @@ _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 JOB_RUNS = Counter("feedeater_job_runs_total", "Job runs", ["job", "status"])
 JOB_SECONDS = Histogram("feedeater_job_duration_seconds", "Job duration", ["job"])
+JOB_DONE = Gauge("feedeater_job_progress_done", "Items a running job has done so far", ["job", "unit"])
+JOB_TOTAL = Gauge(
+    "feedeater_job_progress_total", "Items a running job has done plus those left", ["job", "unit"]
+)
+JOB_RATE = Gauge("feedeater_job_progress_per_second", "Items per second of a running job", ["job", "unit"])
+JOB_ETA = Gauge(
+    "feedeater_job_progress_eta_seconds", "Estimated seconds a running job has left", ["job", "unit"]
+)
+PROGRESS_SAVE_S = 5.0  # how often a running job's progress is written to its host.job_runs row
 _run_id: ContextVar[int | None] = ContextVar("feedeater_job_run", default=None)
 
 
@@ -106,6 +116,7 @@ async def run_job(ctx: ModuleContext, job: Job, *, trigger: str) -> JobResult:
     cancelled = False
     token = progress.job_started(name)
     run_token = _run_id.set(run_id)
+    saving = asyncio.create_task(_save_progress(ctx, name, run_id), name=f"{name}: progress")
     try:
         metrics = dict(await job.handler(ctx))
         status = "ok"
@@ -120,6 +131,9 @@ async def run_job(ctx: ModuleContext, job: Job, *, trigger: str) -> JobResult:
         error = f"{type(exc).__name__}: {exc}"
         log.error("job %s failed: %s", name, error, extra={"traceback": traceback.format_exc()})
     finally:
+        saving.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await saving
         progress.job_finished(name, token)
         _run_id.reset(run_token)
     seconds = time.monotonic() - started
@@ -138,6 +152,39 @@ async def run_job(ctx: ModuleContext, job: Job, *, trigger: str) -> JobResult:
     if cancelled:
         raise asyncio.CancelledError
     return JobResult(run_id, status, error, metrics, seconds)
+
+
+async def _save_progress(ctx: ModuleContext, name: str, run_id: int) -> None:
+    """While the job runs: its progress (done/total, rate, time left) into its host.job_runs row, for
+    `jobs list`, `status` and the console in other processes, and into the /metrics gauges."""
+    saved: dict[str, Any] | None = None
+    try:
+        while True:
+            await asyncio.sleep(PROGRESS_SAVE_S)
+            report = progress.running(name)
+            if report is None or not (report.done or report.total):
+                continue
+            now = report.as_dict()
+            labels = (name, now["unit"])
+            JOB_DONE.labels(*labels).set(now["done"])
+            JOB_TOTAL.labels(*labels).set(now["total"] if now["total"] is not None else now["done"])
+            JOB_RATE.labels(*labels).set(now["per_second"] or 0)
+            JOB_ETA.labels(*labels).set(
+                now["eta_seconds"] if now["eta_seconds"] is not None else float("nan")
+            )
+            if now != saved:
+                with contextlib.suppress(Exception):  # progress is a courtesy: never fail the job for it
+                    await ctx.pool.execute(
+                        "UPDATE host.job_runs SET metrics = $2 WHERE id = $1 AND status = 'running'",
+                        run_id,
+                        {"progress": now},
+                    )
+                saved = now
+    finally:
+        if saved is not None:
+            for gauge in (JOB_DONE, JOB_TOTAL, JOB_RATE, JOB_ETA):
+                with contextlib.suppress(KeyError):
+                    gauge.remove(name, saved["unit"])
 
 
 def _jsonable(metrics: Mapping[str, Any]) -> dict[str, Any]:

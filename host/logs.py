@@ -46,6 +46,8 @@ class OverlapFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if "maximum number of running instances" not in str(record.msg) or not record.args:
             return True
+        if not logging.getLogger().isEnabledFor(logging.INFO):
+            return False  # rewritten as INFO below: dropped where INFO is
         from host import progress
 
         args = record.args if isinstance(record.args, tuple) else (record.args,)
@@ -57,6 +59,9 @@ class OverlapFilter(logging.Filter):
             report.overlap_logged = True
         record.msg = "job %s is still %s; its next runs are skipped until it ends"
         record.args = (name, report.describe() if report is not None else "running")
+        # A job longer than its interval (the embed job works through its backlog for minutes) is
+        # expected: information, not something to act on.
+        record.levelno, record.levelname = logging.INFO, "INFO"
         return True
 
 

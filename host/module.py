@@ -12,6 +12,7 @@ so a module pip-installed from another repository is found exactly like the buil
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import importlib
 import logging
@@ -28,6 +29,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from host.errors import UserError
 
 if TYPE_CHECKING:
+    import asyncio
+
     import asyncpg
     from nats.aio.client import Client as NatsClient
 
@@ -37,8 +40,12 @@ T = TypeVar("T")
 ENTRY_POINT_GROUP = "feedeater.modules"
 RESERVED_NAMES = frozenset({"host", "dlq"})  # the host's own jobs/settings; the dead-letter subjects
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")  # a subject token, a schema suffix and a durable-name part
+RETIRE_AFTER_S = 120.0  # ModuleContext.retire: how long a replaced client stays open for calls in flight
 
 SettingType = Literal["str", "int", "float", "bool", "choice"]
+# How a running host applies a changed value: "live" at once (read per use, or rebuilt by the module's
+# `reconfigure`), "services" by restarting the module's services, "restart" only in a new process.
+Applies = Literal["live", "services", "restart"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +60,8 @@ class Setting:
     min: float | None = None
     max: float | None = None
     choices: tuple[str, ...] = ()
+    check: Callable[[Any], str | None] | None = None  # why a typed value is refused (host.validate), or None
+    applies: Applies = "live"
     # The key of a secret setting this address is sent to (an API base URL and its key): the console
     # changes it only when the secret is given again in the same form, so whoever can change settings
     # cannot redirect a stored secret (host.console.forms.validate).
@@ -73,6 +82,12 @@ class Job:
 
 
 ServiceRunner = Callable[["ModuleContext"], Awaitable[None]]
+
+
+class Idle(Exception):
+    """Raised by a service with nothing to do as configured (a bot without a token): the host shows the
+    unit as `idle: <reason>` (not running, not failing: /healthz stays ok) and starts it again when the
+    module's settings change."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +223,7 @@ class ModuleContext:
     nats: NatsClient | None = None  # set once the bus is attached; services declare needs_bus instead
     home: Path | None = None  # the host's local state directory (FEEDEATER_HOME), for files a module keeps
     state: dict[str, Any] = field(default_factory=dict)  # the module's own process-local objects
+    retiring: set[asyncio.Task[None]] = field(default_factory=set)
 
     def once(self, key: str, make: Callable[[], T]) -> T:
         """`state[key]`, made by `make` on first use. (`state.setdefault(key, make())` builds one on every
@@ -217,11 +233,40 @@ class ModuleContext:
         value: T = self.state[key]
         return value
 
+    def retire(self, close: Callable[[], Awaitable[Any]], after_s: float = RETIRE_AFTER_S) -> None:
+        """Close a replaced object (a client, a worker pool) `after_s` from now, or when the host stops:
+        calls still using it finish first. For `reconfigure` hooks that rebuild what settings made."""
+        import asyncio  # not at the top: `feedeater --help` never needs the event loop
+
+        async def later() -> None:
+            try:
+                await asyncio.sleep(after_s)
+            finally:
+                try:
+                    await close()
+                except Exception as exc:
+                    self.log.warning("closing a replaced object failed: %s", exc)
+
+        task = asyncio.create_task(later(), name=f"{self.name}: retire")
+        self.retiring.add(task)
+        task.add_done_callback(self.retiring.discard)
+
+    async def close_retired(self) -> None:
+        """Close every retired object now (host shutdown)."""
+        import asyncio
+
+        for task in list(self.retiring):
+            task.cancel()
+        for task in list(self.retiring):
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
 
 CliHook = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 # Given a batch of ids the host holds links for, return those the module still has (see host.housekeeping).
 LiveMessages = Callable[["asyncpg.Connection", Sequence[uuid.UUID]], Awaitable[Collection[uuid.UUID]]]
 LiveSources = Callable[["asyncpg.Connection", Sequence[str]], Awaitable[Collection[str]]]
+Reconfigure = Callable[[ModuleContext, frozenset[str]], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,6 +279,9 @@ class ModuleSpec:
     # drops context links and contexts the module no longer has. None = keep them.
     live_messages: LiveMessages | None = None
     live_sources: LiveSources | None = None
+    # Settings changed while the host runs: `ctx.settings` already holds the new values; rebuild what was
+    # made from the keys given (a client, a pool). None = every setting is read where it is used.
+    reconfigure: Reconfigure | None = None
 
 
 def lazy(target: str) -> Callable[..., Awaitable[Any]]:

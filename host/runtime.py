@@ -10,16 +10,17 @@ import logging
 import os
 import time
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import asyncpg
 
-from host import db, migrate, module, outbox, settings, streams, tracing
-from host.ai import build_ai
+from host import db, livesettings, migrate, module, outbox, settings, streams, tracing
+from host.ai import AI_SETTINGS, build_ai
 from host.config import HostConfig
 from host.errors import UserError
 from host.events import iso_z, subject
-from host.housekeeping import host_module
+from host.housekeeping import BUS_LIMITS, host_module
 from host.jobs import JobResult, parse_trigger, run_job, trigger_override_key
 from host.module import Job, ModuleContext, ModuleSpec, Service
 from host.services import Endpoints, Services
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("feedeater.host")
 CLOSE_TIMEOUT_S = 30.0  # how long a stop waits for job runs and database connections before forcing
+_AI_KEYS = frozenset(s.key for s in AI_SETTINGS)
 
 
 class StopClock:
@@ -93,6 +95,9 @@ class Host:
         self.close_timeout_s = CLOSE_TIMEOUT_S
         self.supervisor: Supervisor | None = None
         self.http_port: int | None = None  # where `run` serves HTTP (FEEDEATER_HTTP_PORT=0 picks one)
+        self.started_at: datetime | None = None  # when `run` started (its host.hosts row)
+        self.restart_needed: dict[str, frozenset[str]] = {}  # module → stored keys only a restart applies
+        self.settings_errors: dict[str, str] = {}  # module → a stored value it refused (kept the old one)
         self.http_app: Any = None  # the ASGI app `run` serves (FastAPI)
         self.stop_clock: StopClock | None = None  # started when `run` is told to stop
 
@@ -158,8 +163,10 @@ class Host:
         clock.mark("job runs")
         if self.supervisor is not None:
             await self.supervisor.stop()
+            await livesettings.forget_host(self.require_pool(), self.config.host_id)
         clock.mark("units")
         for name, ctx in list(self.contexts.items()):
+            await ctx.close_retired()
             spec = self.specs[name]
             if spec.teardown is not None:
                 try:
@@ -249,15 +256,76 @@ class Host:
         self.contexts[name] = ctx
         return ctx
 
-    async def enabled_contexts(self) -> list[ModuleContext]:
+    async def enabled_contexts(self, *, say_disabled: bool = True) -> list[ModuleContext]:
         """Set up every enabled module (settings validated first); a disabled module is never started."""
         out = []
         for name in sorted(self.specs, key=lambda n: (n != "host", n)):
             if await self.enabled(name):
                 out.append(await self.context(name))
-            else:
+            elif say_disabled:
                 log.info("module %s is disabled: not starting its jobs, services or subscriptions", name)
         return out
+
+    # -- settings changed while running (host/livesettings.py) --------------------------------
+    async def apply_settings(self, name: str | None) -> None:
+        """Re-read the stored settings of module `name` (None: every running module) and apply them;
+        then refresh this host's row, which confirms the change to `settings set`."""
+        read_at = await self.require_pool().fetchval("SELECT clock_timestamp()")
+        for n in [name] if name is not None else list(self.contexts):
+            if n in self.contexts:
+                await self._apply_module_settings(self.contexts[n])
+        await self._save_host_row(read_at)
+
+    async def _apply_module_settings(self, ctx: ModuleContext) -> None:
+        spec = self.specs[ctx.name]
+        try:
+            resolved = await self.resolved_settings(ctx.name)
+            change = livesettings.plan(spec.manifest, ctx.settings, resolved)
+            ai = build_ai(change.values) if change.live & _AI_KEYS else None
+        except UserError as exc:  # a value stored past validation (SQL): keep running with the old ones
+            if self.settings_errors.get(ctx.name) != exc.message:
+                log.warning("settings of %s not applied: %s", ctx.name, exc)
+            self.settings_errors[ctx.name] = exc.message
+            return
+        self.settings_errors.pop(ctx.name, None)
+        ctx.settings = change.values
+        if ai is not None:
+            ctx.retire(ctx.ai.aclose)
+            ctx.ai = ai
+        if change.live and spec.reconfigure is not None:
+            await spec.reconfigure(ctx, change.live)
+        if ctx.name == "host" and change.live & BUS_LIMITS and self.nc is not None:
+            try:
+                await self.prepare_streams(self.nc)
+            except Exception as exc:  # NATS refused the new limits: say so, keep running
+                self.settings_errors["host"] = f"bus streams not updated: {exc}"
+                log.warning("bus streams not updated to the new settings: %s", exc)
+        if change.services and self.supervisor is not None:
+            self.supervisor.restart_services(ctx.name)
+        if change.restart and change.restart != self.restart_needed.get(ctx.name, frozenset()):
+            log.warning(
+                "settings %s changed: they apply when this host restarts",
+                ", ".join(f"{ctx.name}.{k}" for k in sorted(change.restart)),
+            )
+        self.restart_needed[ctx.name] = change.restart
+        if applied := sorted(change.live | change.services):
+            log.info("settings applied: %s", ", ".join(f"{ctx.name}.{k}" for k in applied))
+
+    def pending_restart(self) -> list[str]:
+        """`module.key` of stored settings this process runs without (they apply at its next start)."""
+        return sorted(f"{n}.{k}" for n, keys in self.restart_needed.items() for k in keys)
+
+    async def _save_host_row(self, settings_read_at: datetime | None = None) -> None:
+        assert self.started_at is not None
+        await livesettings.save_host(
+            self.require_pool(),
+            self.config.host_id,
+            started_at=self.started_at,
+            restart_needed=self.pending_restart(),
+            env_overrides=livesettings.env_overrides(self.specs, self.env),
+            settings_error="; ".join(self.settings_errors.values()) or None,
+            settings_read_at=settings_read_at,
+        )
 
     # -- jobs ----------------------------------------------------------------------------------
     def trigger_for(self, name: str, job: Job) -> str:
@@ -387,10 +455,13 @@ class Host:
             problems.append(trouble)
         units = self.supervisor.units if self.supervisor is not None else []
         report["units"] = [u.as_dict() for u in units]
+        # Not a fault (the host runs as configured before): listed so an operator knows to restart it.
+        report["restart_required"] = self.pending_restart()
+        report["settings_errors"] = sorted(self.settings_errors.values())
         problems += [
             f"{u.kind} {u.label}: {u.state}" + (f" ({u.last_error})" if u.last_error else "")
             for u in units
-            if u.state != "running"
+            if u.state != "running" and not u.state.startswith("idle")  # idle as configured: not a fault
         ]
         report["status"] = "degraded" if problems else "ok"
         report["degraded"] = problems
@@ -404,7 +475,9 @@ class Host:
         from host.web import server as web_server
 
         mounted = [
-            (ctx, r) for ctx in await self.enabled_contexts() for r in self.specs[ctx.name].manifest.routes
+            (ctx, r)
+            for ctx in await self.enabled_contexts(say_disabled=False)  # the scheduler said it already
+            for r in self.specs[ctx.name].manifest.routes
         ]
         app = await web_app.build_app(
             self.health,
@@ -431,8 +504,15 @@ class Host:
         scheduled = await self.start_scheduler()
         server = await self._serve_http()
         port = self.http_port = server.port
-        self.supervisor = Supervisor(self.require_pool(), self.config.host_id, stop=stop)
+        self.supervisor = Supervisor(self.require_pool(), self.config.host_id)
+        self.started_at = datetime.now(UTC)
         waiting = self._start_units()
+        assert self.endpoints is not None
+        url = self.endpoints.database_url
+        self.supervisor.start(
+            self.supervisor.add(Unit("host", "settings", "service")),
+            lambda: livesettings.listen(url, self.apply_settings, self._save_host_row),
+        )
         background = [
             asyncio.create_task(self._attach_bus(stop, waiting), name="bus-attach"),
             asyncio.create_task(self.supervisor.keep_saving(), name="unit-state"),
@@ -448,6 +528,7 @@ class Host:
             await stop.wait()
         finally:
             clock = self.stop_clock = StopClock()
+            self.supervisor.stopping = True
             await server.close()
             clock.mark("http")
             await cancel_and_wait(background, self.close_timeout_s)

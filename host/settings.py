@@ -19,11 +19,18 @@ def env_key(module: str, key: str) -> str:
     return f"FEEDEATER_{module.upper()}_{key.upper()}"
 
 
-def coerce(module: str, setting: Setting, raw: Any) -> Any:
-    """Turn a raw value (string from CLI/env, or JSON from storage) into the setting's type, or refuse it."""
+def coerce(module: str, setting: Setting, raw: Any, *, source: str = "") -> Any:
+    """Turn a raw value (string from CLI/env, or JSON from storage) into the setting's type, or refuse it.
+    `source` names where a value that was not just typed comes from (stored, an environment variable)."""
 
     def bad(reason: str) -> UserError:
-        return UserError(f"bad value for {module}.{setting.key}: {reason}", setting.description)
+        where = f" ({source})" if source else ""
+        fix = setting.description
+        if source == "stored":
+            fix = f"`feedeater settings reset {module}.{setting.key}` restores the default, or set it again"
+        elif source:
+            fix = f"correct or unset {source}"
+        return UserError(f"bad value for {module}.{setting.key}{where}: {reason}", fix)
 
     value: Any
     if setting.type == "bool":
@@ -52,6 +59,8 @@ def coerce(module: str, setting: Setting, raw: Any) -> Any:
             raise bad(f"{value!r} is not one of {', '.join(setting.choices)}")
     else:
         value = str(raw)
+    if setting.check is not None and (reason := setting.check(value)) is not None:
+        raise bad(reason)
     return value
 
 
@@ -61,9 +70,9 @@ def resolve(manifest: Manifest, stored: Mapping[str, Any], env: Mapping[str, str
     for s in manifest.settings:
         value = s.default
         if s.key in stored:
-            value = coerce(manifest.name, s, stored[s.key])
-        if env_key(manifest.name, s.key) in env:
-            value = coerce(manifest.name, s, env[env_key(manifest.name, s.key)])
+            value = coerce(manifest.name, s, stored[s.key], source="stored")
+        if (name := env_key(manifest.name, s.key)) in env:
+            value = coerce(manifest.name, s, env[name], source=name)
         out[s.key] = value
     return out
 
@@ -81,7 +90,8 @@ async def load_stored(conn: asyncpg.Connection, module: str) -> dict[str, Any]:
 
 
 async def store(conn: asyncpg.Connection, manifest: Manifest, key: str, raw: str) -> Any:
-    """Validate, then persist; an invalid value stores nothing."""
+    """Validate, then persist; an invalid value stores nothing. Running hosts hear of it (a trigger
+    notifies `host.live.CHANNEL`) and apply it."""
     value = coerce(manifest.name, manifest.setting(key), raw)
     await conn.execute(
         """INSERT INTO host.settings (module, key, value) VALUES ($1, $2, $3)
@@ -91,3 +101,13 @@ async def store(conn: asyncpg.Connection, manifest: Manifest, key: str, raw: str
         value,
     )
     return value
+
+
+async def reset(conn: asyncpg.Connection, manifest: Manifest, key: str) -> bool:
+    """Forget the stored value (the default applies again); False when none was stored."""
+    manifest.setting(key)
+    return bool(
+        await conn.fetchval(
+            "DELETE FROM host.settings WHERE module = $1 AND key = $2 RETURNING true", manifest.name, key
+        )
+    )

@@ -19,6 +19,7 @@ import asyncpg
 from prometheus_client import Counter, Gauge
 
 from host.backoff import Backoff
+from host.module import Idle
 
 log = logging.getLogger("feedeater.supervise")
 
@@ -61,12 +62,15 @@ def failures_after(previous_failures: int, ran_s: float) -> int:
 class Supervisor:
     """Runs units until stop(); one instance per host process."""
 
-    def __init__(self, pool: asyncpg.Pool, host_id: str, *, stop: asyncio.Event | None = None) -> None:
+    def __init__(self, pool: asyncpg.Pool, host_id: str) -> None:
         self.pool = pool
         self.host_id = host_id
         self.units: list[Unit] = []
         self._tasks: list[asyncio.Task[None]] = []
-        self._stop = stop if stop is not None else asyncio.Event()  # the host's stop: set before stop()
+        self._runs: dict[str, asyncio.Task[None]] = {}  # each unit's current run, by label
+        self._restarting: set[str] = set()
+        self._wake: dict[str, asyncio.Event] = {}  # idle units wait on these for a settings change
+        self.stopping = False  # the host is shutting down: a unit that returns now is done, not failed
 
     def add(self, unit: Unit) -> Unit:
         self.units.append(unit)
@@ -82,15 +86,28 @@ class Supervisor:
             UP.labels(unit.label).set(1)
             await self.save(unit)
             started = time.monotonic()
+            current = self._runs[unit.label] = asyncio.ensure_future(run())
             try:
-                await run()
+                await current
+                if self.stopping:  # the outbox relay returns once the host's stop is set
+                    return
                 error = "stopped by itself (a service must run until cancelled)"
             except asyncio.CancelledError:
-                raise
+                me = asyncio.current_task()
+                if unit.label not in self._restarting or (me is not None and me.cancelling()):
+                    raise  # stop(): cancelling this task cancelled the run it awaited, too
+                self._restarting.discard(unit.label)
+                log.info("%s %s restarting to apply changed settings", unit.kind, unit.label)
+                failures = 0
+                continue
+            except Idle as exc:
+                await self._idle(unit, str(exc))
+                failures = 0
+                continue
             except Exception as exc:
                 error = f"{type(exc).__name__}: {exc}"
-            if self._stop.is_set():
-                return  # stopping: a unit that ended (or consumed its cancel, or turned it into an error) stays down
+            if self.stopping:
+                return  # a unit that consumed its cancel (or turned it into an error) stays down
             failures = failures_after(failures, time.monotonic() - started)
             delay = RESTART.delay(failures)
             unit.restarts += 1
@@ -101,6 +118,32 @@ class Supervisor:
             log.warning("%s %s failed: %s; restarting in %.0fs", unit.kind, unit.label, error, delay)
             await self.save(unit)
             await asyncio.sleep(delay)
+
+    async def _idle(self, unit: Unit, reason: str) -> None:
+        """Wait, idle, until the module's settings change (restart_services)."""
+        unit.state = f"idle: {reason}"
+        UP.labels(unit.label).set(0)
+        await self.save(unit)
+        wake = self._wake.setdefault(unit.label, asyncio.Event())
+        wake.clear()
+        await wake.wait()
+
+    def restart_services(self, module: str) -> list[str]:
+        """Restart the module's services at once (settings they read at start changed); idle ones wake."""
+        restarted = []
+        for unit in self.units:
+            if unit.module != module or unit.kind != "service":
+                continue
+            run = self._runs.get(unit.label)
+            if unit.state.startswith("idle") and (wake := self._wake.get(unit.label)) is not None:
+                wake.set()
+            elif run is not None and not run.done():
+                self._restarting.add(unit.label)
+                run.cancel()
+            else:
+                continue
+            restarted.append(unit.label)
+        return restarted
 
     async def save(self, unit: Unit) -> None:
         """Record the unit's state for other processes; the database being down must not stop the unit."""
@@ -129,7 +172,7 @@ class Supervisor:
             await asyncio.sleep(SAVE_EVERY_S)
 
     async def stop(self, timeout: float = 30.0) -> None:
-        self._stop.set()
+        self.stopping = True
         for task in await cancel_and_wait(self._tasks, timeout):
             log.warning("%s did not stop within %.0f s of shutdown", task.get_name(), timeout)
         self._tasks.clear()

@@ -6,14 +6,16 @@ Terminals give CJK and other East Asian wide characters two columns and combinin
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 ELLIPSIS = "…"
-DEFAULT_COLUMNS = 100  # when the output is not a terminal and COLUMNS is unset
+DEFAULT_COLUMNS = 100  # when the terminal cannot say its size
 
 
 def char_width(ch: str) -> int:
@@ -27,10 +29,10 @@ def width(text: str) -> int:
     return sum(char_width(ch) for ch in text)
 
 
-def fit(text: str, limit: int) -> str:
-    """`text` on one line, cut to `limit` columns with "…" when longer."""
+def fit(text: str, limit: int | None) -> str:
+    """`text` on one line, cut to `limit` columns with "…" when longer (None: never cut)."""
     flat = " ".join(text.split("\n")).replace("\t", " ").replace("\r", "")
-    if width(flat) <= limit:
+    if limit is None or width(flat) <= limit:
         return flat
     out, used = [], 0
     for ch in flat:
@@ -46,8 +48,14 @@ def pad(text: str, columns: int) -> str:
     return text + " " * max(columns - width(text), 0)
 
 
-def terminal_columns() -> int:
-    """The terminal's width (COLUMNS wins), else DEFAULT_COLUMNS."""
+def terminal_columns() -> int | None:
+    """The width output must fit: COLUMNS when set, else the terminal's; None when stdout is not a
+    terminal (a pipe, a file): scripts get every cell whole, `rss list | grep URL` must find the URL."""
+    explicit = os.environ.get("COLUMNS", "")
+    if explicit.isdigit() and int(explicit) > 0:
+        return int(explicit)
+    if not sys.stdout.isatty():
+        return None
     return shutil.get_terminal_size((DEFAULT_COLUMNS, 24)).columns
 
 
@@ -57,25 +65,39 @@ def table(
     *,
     limits: Mapping[int, int] | None = None,
     total: int | None = None,
+    whole: Collection[int] = (),
 ) -> str:
     """Aligned columns; `limits` caps given columns, and the widest column shrinks until the table fits
-    `total` columns (default: the terminal). Cut cells end in "…"."""
+    `total` columns (default: the terminal). Cut cells end in "…". Columns in `whole` (URLs: a cut one
+    can be neither opened nor copied) are never cut. Off a terminal nothing is cut."""
     cells = [list(map(str, header))] + [
         ["" if c is None else " ".join(str(c).split()) for c in r] for r in rows
     ]
     widths = [max(width(r[i]) for r in cells) for i in range(len(header))]
-    for i, cap in (limits or {}).items():
-        widths[i] = min(widths[i], max(cap, width(header[i])))
-    budget = (total or terminal_columns()) - 2 * (len(header) - 1)
-    while sum(widths) > budget:
-        widest = max(range(len(widths)), key=lambda i: widths[i])
+    columns = total if total is not None else terminal_columns()
+    if columns is not None:
+        widths = _fit_widths(widths, header, limits or {}, columns, whole)
+    return "\n".join(
+        "  ".join(pad(fit(c, w), w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells
+    )
+
+
+def _fit_widths(
+    widths: list[int], header: Sequence[str], limits: Mapping[int, int], columns: int, whole: Collection[int]
+) -> list[int]:
+    widths = list(widths)
+    for i, cap in limits.items():
+        if i not in whole:
+            widths[i] = min(widths[i], max(cap, width(header[i])))
+    budget = columns - 2 * (len(header) - 1)
+    cuttable = [i for i in range(len(widths)) if i not in whole]
+    while cuttable and sum(widths) > budget:
+        widest = max(cuttable, key=lambda i: widths[i])
         floor = max(width(header[widest]), 8)
         if widths[widest] <= floor:
             break
         widths[widest] = max(floor, widths[widest] - (sum(widths) - budget))
-    return "\n".join(
-        "  ".join(pad(fit(c, w), w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells
-    )
+    return widths
 
 
 def when(value: datetime | None) -> str:

@@ -37,6 +37,9 @@ LONG_FIRST = (
     "tests/security/test_xml_attacks.py",
     "tests/faults/test_crash.py",
     "tests/host/test_example_module.py",
+    "tests/digest/test_contract.py",
+    "tests/host/test_settings.py",
+    "tests/host/test_day_two.py",
 )
 
 

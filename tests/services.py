@@ -239,9 +239,13 @@ async def until(
         await asyncio.sleep(interval)
 
 
-def feedeater_env(home: Path, database_url: str, nats_url: str, **extra: str) -> dict[str, str]:
-    """Environment for a `python -m host.cli` subprocess: our services, loopback feeds allowed."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FEEDEATER_")}
+def feedeater_env(
+    home: Path, database_url: str, nats_url: str, *, unset: Sequence[str] = (), **extra: str
+) -> dict[str, str]:
+    """Environment for a `python -m host.cli` subprocess: our services, loopback feeds allowed (`unset`
+    names variables to leave out, e.g. that one, so a stored setting can decide)."""
+    # No COLUMNS: output is a pipe here, and a width from the runner's shell would cut tables.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FEEDEATER_") and k != "COLUMNS"}
     env.update(
         FEEDEATER_HOME=str(home),
         FEEDEATER_DATABASE_URL=database_url,
@@ -250,6 +254,8 @@ def feedeater_env(home: Path, database_url: str, nats_url: str, **extra: str) ->
         FEEDEATER_RSS_ALLOW_PRIVATE_NETWORKS="true",
     )
     env.update(extra)
+    for name in unset:
+        env.pop(name, None)
     return env
 
 
@@ -292,6 +298,7 @@ class HostProcess:
         *,
         command: Sequence[str] = FEEDEATER,
         isolated: bool = False,
+        unset: Sequence[str] = (),
         **extra: str,
     ) -> None:
         """`isolated`: no PYTHONPATH and the home as working directory, so an installed `command`
@@ -299,7 +306,7 @@ class HostProcess:
         home.mkdir(parents=True, exist_ok=True)
         self.host_id = host_id
         self.log = home / "run.log"
-        env = feedeater_env(home, database_url, nats_url, FEEDEATER_HOST_ID=host_id, **extra)
+        env = feedeater_env(home, database_url, nats_url, FEEDEATER_HOST_ID=host_id, unset=unset, **extra)
         if isolated:
             env.pop("PYTHONPATH", None)
         with self.log.open("wb") as out:

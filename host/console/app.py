@@ -19,7 +19,7 @@ from starlette.exceptions import HTTPException
 
 from host.console import auth, core
 from host.console.render import page
-from host.console.security import LoginRequired, SessionCookie, guard
+from host.console.security import LoginRequired, SessionCookie, Viewer, guard
 from host.console.throttle import LoginThrottle
 from host.web import gate
 from host.web.auth import is_loopback
@@ -31,6 +31,17 @@ if TYPE_CHECKING:
     from host.runtime import Host
 
 CORE_NAV = (("Overview", "/"), ("Contexts", "/contexts"), ("Live bus", "/live"), ("Settings", "/settings"))
+
+
+MACHINE_PATHS = ("/api", "/healthz", "/metrics", "/openapi.json", "/websub")
+
+
+def wants_page(path: str, accept: str, console_route: bool) -> bool:
+    """An error answered as an HTML page (pure): a console route's, or a browser's (it accepts text/html)
+    for a path outside the API and the machine endpoints, which always answer JSON."""
+    if path.startswith(MACHINE_PATHS):
+        return False
+    return console_route or "text/html" in accept
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,10 +82,17 @@ async def mount(app: FastAPI, host: Host, pages: Sequence[tuple[ModuleContext, R
 
     @app.exception_handler(HTTPException)
     async def refused(request: Request, exc: HTTPException) -> Response:
-        """Console errors as pages (403 CSRF/read-only); everything else keeps the API's JSON errors."""
-        if request.url.path.startswith("/api") or not hasattr(request.state, "viewer"):
+        """Console errors as pages (403 CSRF/read-only, and a browser's 404 for a path nothing serves);
+        the API and machine clients keep the API's JSON errors."""
+        if not wants_page(
+            request.url.path, request.headers.get("accept", ""), hasattr(request.state, "viewer")
+        ):
             answer = api_handler(request, exc)
             return await answer if isinstance(answer, Awaitable) else answer
+        if not hasattr(request.state, "viewer"):  # no console route ran: a page without navigation
+            request.state.viewer = Viewer(
+                access="login", csrf="", password_set=True, logged_in=False, csrf_key="", session_token=""
+            )
         return page(
             request, "error.html", exc.status_code, title=f"Error {exc.status_code}", message=exc.detail
         )

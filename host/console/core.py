@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 
-from host import contexts, settings
+from host import contexts, livesettings, settings
 from host.console import auth, forms, live, overview, svg, throttle
 from host.console.render import page
 from host.console.security import Refused, guard, set_cookie
@@ -103,7 +103,14 @@ def build(host: Host) -> APIRouter:
 
     @router.get("/settings")
     async def settings_page(request: Request) -> HTMLResponse:
-        return page(request, "settings.html", title="Settings", modules=await _forms(host), saved=None)
+        return page(
+            request,
+            "settings.html",
+            title="Settings",
+            modules=await _forms(host),
+            saved=None,
+            hosts=await livesettings.running_hosts(host.require_pool()),
+        )
 
     @router.post("/settings/{name}", response_model=None)
     async def save_settings(request: Request, name: str) -> Response:
@@ -116,7 +123,9 @@ def build(host: Host) -> APIRouter:
         changes, errors = forms.validate(spec.manifest, current, host.env, raw)
         if errors:
             modules = await _forms(host, name, raw, errors)
-            return page(request, "settings.html", 400, title="Settings", modules=modules, saved=None)
+            return page(
+                request, "settings.html", 400, title="Settings", modules=modules, saved=None, hosts=[]
+            )
         async with host.require_pool().acquire() as conn, conn.transaction():
             for key, text in changes.items():
                 await settings.store(conn, spec.manifest, key, text)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import asyncpg
 
-from host import outbox
+from host import livesettings, outbox, progress
 
 if TYPE_CHECKING:
     from host.runtime import Host
@@ -28,6 +28,7 @@ class JobView:
     last_error: str | None = None
     last_seconds: float | None = None
     failures_24h: int = 0
+    progress: str = ""  # a run still going: `117/192 entries, 3.1/s, about 24 s left`
 
 
 @dataclass(slots=True)
@@ -48,6 +49,7 @@ class Overview:
     modules: list[ModuleView]
     events_per_minute: list[int]
     polls_per_minute: list[int]
+    hosts: list[dict[str, Any]] = field(default_factory=list)  # running hosts (host.hosts)
 
 
 def per_minute(rows: list[asyncpg.Record], minutes: int = SPARK_MINUTES) -> list[int]:
@@ -70,7 +72,7 @@ async def load(host: Host) -> Overview:
     the slowest one, not for their sum."""
     pool = host.require_pool()
     declared = [(name, job.name) for name, spec in host.specs.items() for job in spec.manifest.jobs]
-    version, status, events, polls, runs, units, enabled_rows = await asyncio.gather(
+    version, status, events, polls, runs, units, enabled_rows, hosts = await asyncio.gather(
         pool.fetchval("SHOW server_version"),
         _outbox_status(pool),
         pool.fetch(
@@ -88,10 +90,11 @@ async def load(host: Host) -> Overview:
         ),
         # One index range per declared job (job_runs_by_job), however many runs a week leaves behind.
         pool.fetch(
-            """SELECT j.module, j.job, r.started_at, r.status, r.error, r.seconds, f.failures
+            """SELECT j.module, j.job, r.started_at, r.status, r.error, r.seconds, r.progress, f.failures
                FROM unnest($1::text[], $2::text[]) AS j(module, job)
                LEFT JOIN LATERAL (
-                   SELECT started_at, status, error, extract(epoch FROM finished_at - started_at) AS seconds
+                   SELECT started_at, status, error, extract(epoch FROM finished_at - started_at) AS seconds,
+                          CASE WHEN status = 'running' THEN metrics -> 'progress' END AS progress
                    FROM host.job_runs WHERE module = j.module AND job = j.job ORDER BY started_at DESC LIMIT 1
                ) r ON true
                LEFT JOIN LATERAL (
@@ -107,6 +110,7 @@ async def load(host: Host) -> Overview:
                FROM host.service_state WHERE updated_at > now() - interval '1 minute' ORDER BY module, name"""
         ),
         pool.fetch("SELECT name, enabled FROM host.modules"),
+        livesettings.running_hosts(pool),
     )
     enabled = {r["name"]: r["enabled"] for r in enabled_rows}
     last = {(r["module"], r["job"]): r for r in runs}
@@ -121,6 +125,7 @@ async def load(host: Host) -> Overview:
                 jv.last_started, jv.last_status, jv.last_error = r["started_at"], r["status"], r["error"]
                 jv.last_seconds = float(r["seconds"]) if r["seconds"] is not None else None
                 jv.failures_24h = int(r["failures"])
+                jv.progress = progress.text(r["progress"]) if r["progress"] else ""
             view.jobs.append(jv)
         view.units = [dict(u) for u in units if u["module"] == name]
         modules.append(view)
@@ -135,4 +140,5 @@ async def load(host: Host) -> Overview:
         modules=modules,
         events_per_minute=per_minute(events),
         polls_per_minute=per_minute(polls),
+        hosts=hosts,
     )

@@ -90,6 +90,7 @@ class FetchResult:
     elapsed_s: float  # wall time of the fetch() call, including waiting for concurrency slots
     redirects: tuple[str, ...]  # each redirect target followed, in order
     wire_bytes: int = 0  # bytes of the 200 body as received (before Content-Encoding decoding)
+    request_headers: Mapping[str, str] = field(default_factory=dict)  # what the last request sent
 
 
 class FetchError(Exception):
@@ -392,6 +393,11 @@ class Fetcher:
             )
         return self._http
 
+    @property
+    def user_agent(self) -> str:
+        """The User-Agent every request sends (robots.txt rules are matched against it)."""
+        return self._user_agent
+
     async def __aenter__(self) -> Self:
         return self
 
@@ -477,6 +483,11 @@ class Fetcher:
             elapsed_s=time.monotonic() - started,
             redirects=tuple(redirects),
             wire_bytes=hop.wire_bytes,
+            request_headers={
+                "user-agent": self._user_agent,
+                "accept-encoding": _ACCEPT_ENCODING,
+                **{name.lower(): value for name, value in headers.items()},
+            },
         )
 
     def _admit(self, host: str) -> Admission:

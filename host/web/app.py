@@ -6,22 +6,18 @@ Modules declare `Routes` in their manifest; each router is mounted under `Routes
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import re
 import socket
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import asyncpg
 from fastapi import APIRouter, Depends, FastAPI
-from fastapi.openapi.docs import get_swagger_ui_html
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from host.errors import UserError
 from host.module import ModuleContext, Routes
-from host.web import auth, contexts, errors, gate, network
+from host.web import auth, contexts, docs, errors, gate, network
 from host.web.slashes import MergeSlashes
 
 HealthCheck = Callable[[], Awaitable[dict[str, Any]]]
@@ -41,6 +37,7 @@ async def build_app(
     token. `public_hosts` and `trusted_proxies` configure the gate (host.web.gate): the names it answers
     to, and whose forwarding headers it believes."""
     app = FastAPI(title="feedeater", version=version, docs_url=None, redoc_url=None)
+    docs.mount(app)  # /api/docs from bundled files: FastAPI's page loads them from a CDN
     loopback = auth.is_loopback(bind_host)
     app.state.auth = auth.AuthPolicy(pool, loopback=loopback)
     auth.document(app, loopback=loopback)
@@ -71,10 +68,6 @@ async def build_app(
             responses=errors.ERROR_RESPONSES,
         )
 
-    @app.get("/api/docs", include_in_schema=False)
-    async def docs() -> HTMLResponse:
-        return swagger_ui(app.title)
-
     @app.get("/healthz", tags=["host"], summary="Health of the database, the bus and every unit")
     async def healthz() -> JSONResponse:
         report = await health()
@@ -88,20 +81,3 @@ async def build_app(
     for ctx, routes in mounted:
         mount(await routes.build(ctx), routes, ctx.name)
     return app
-
-
-def swagger_ui(title: str) -> HTMLResponse:
-    """FastAPI's Swagger UI page with a policy that allows exactly its CDN files and its one inline script."""
-    page = get_swagger_ui_html(openapi_url="/openapi.json", title=f"{title} API")
-    body = bytes(page.body)
-    hashes = " ".join(
-        f"'sha256-{base64.b64encode(hashlib.sha256(m).digest()).decode()}'"
-        for m in re.findall(rb"<script>(.*?)</script>", body, re.S)
-    )
-    cdn = "https://cdn.jsdelivr.net"
-    csp = (
-        f"default-src 'none'; script-src {cdn} {hashes}; style-src {cdn} 'unsafe-inline'; "
-        f"img-src 'self' data: {cdn} https://fastapi.tiangolo.com; connect-src 'self'; "
-        "frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
-    )
-    return HTMLResponse(body, headers={"Content-Security-Policy": csp})

@@ -74,7 +74,7 @@ def _topics(text: str | None) -> int | None:
 
 
 async def cmd(host: Host, args: argparse.Namespace) -> int:
-    from host.cli import emit, table
+    from host.cli import emit, nothing, table
     from modules.digest.store import digests  # asyncpg: imported when a command runs, not for --help
 
     if args.digest_action == "build":  # validate before opening anything
@@ -97,19 +97,23 @@ async def cmd(host: Host, args: argparse.Namespace) -> int:
             emit(
                 args,
                 rows,
-                lambda d: table(
-                    [
-                        (
-                            str(r["id"])[:8],
-                            r["type"],
-                            f"{r['window_end']:%Y-%m-%d %H:%M}",
-                            r["article_count"],
-                            r["duplicates_removed"],
-                            "scheduled" if r["scheduled"] else "manual",
-                        )
-                        for r in d
-                    ],
-                    ["id", "type", "window end", "articles", "duplicates", "how"],
+                lambda d: (
+                    table(
+                        [
+                            (
+                                str(r["id"])[:8],
+                                r["type"],
+                                f"{r['window_end']:%Y-%m-%d %H:%M}",
+                                r["article_count"],
+                                r["duplicates_removed"],
+                                "scheduled" if r["scheduled"] else "manual",
+                            )
+                            for r in d
+                        ],
+                        ["id", "type", "window end", "articles", "duplicates", "how"],
+                    )
+                    if d
+                    else nothing(host, "no digests", "build one with `feedeater digest build`")
                 ),
             )
         elif args.digest_action in ("like", "unlike", "likes"):
@@ -255,10 +259,8 @@ async def _likes(conn: Any, args: argparse.Namespace, emit: Any, table: Any) -> 
 
     if args.digest_action == "likes":
         rows = await likes.list_all(conn)
-        cells = [
-            (r["article_id"], r["title"][:70], r["source_name"], f"{r['liked_at']:%Y-%m-%d}") for r in rows
-        ]
-        emit(args, rows, lambda _: table(cells, ["id", "title", "source", "liked"]))
+        cells = [(r["article_id"], r["title"], r["source_name"], f"{r['liked_at']:%Y-%m-%d}") for r in rows]
+        emit(args, rows, lambda _: table(cells, ["id", "title", "source", "liked"], limits={1: 70}))
         return
     aid = article_id(args.article_id)
     if args.digest_action == "unlike":

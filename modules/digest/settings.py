@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from datetime import timedelta
 
+from host import validate
 from host.errors import UserError
 from host.module import Setting
 
@@ -60,17 +61,24 @@ def clock(text: str, key: str) -> tuple[int, int]:
 
 
 SETTINGS = (
-    Setting("timezone", "str", "UTC", "IANA time zone of the digest schedule, e.g. Europe/Berlin"),
+    Setting(
+        "timezone",
+        "str",
+        "UTC",
+        "IANA time zone of the digest schedule, e.g. Europe/Berlin",
+        check=validate.time_zone,
+    ),
     Setting(
         "schedule",
         "str",
         "morning",
         "digest types built on schedule, comma-separated (morning, midday, evening, weekly); empty = none",
+        check=validate.names(TYPES),
     ),
-    Setting("morning_time", "str", "07:00", "local time of the morning brief"),
-    Setting("midday_time", "str", "12:30", "local time of the midday update"),
-    Setting("evening_time", "str", "18:00", "local time of the evening recap"),
-    Setting("weekly_time", "str", "08:00", "local time of the weekly roundup"),
+    Setting("morning_time", "str", "07:00", "local time of the morning brief", check=validate.time_of_day),
+    Setting("midday_time", "str", "12:30", "local time of the midday update", check=validate.time_of_day),
+    Setting("evening_time", "str", "18:00", "local time of the evening recap", check=validate.time_of_day),
+    Setting("weekly_time", "str", "08:00", "local time of the weekly roundup", check=validate.time_of_day),
     Setting("weekly_day", "choice", "mon", "weekday of the weekly roundup", choices=WEEKDAYS),
     Setting(
         "interests", "str", "", "interest profile: comma-separated keywords (empty = neutral relevance 50)"

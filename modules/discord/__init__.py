@@ -6,6 +6,7 @@ Data flow: /feed add → rss subscribe (validate, store) → rss polls → feede
 
 from __future__ import annotations
 
+from host import validate
 from host.migrate import builtin
 from host.module import Job, Manifest, ModuleSpec, Service, Setting, Subscription, lazy
 
@@ -37,8 +38,14 @@ MANIFEST = Manifest(
         ),
     ),
     settings=(
+        # The bot logs in with these when its service starts: a change restarts the service.
         Setting(
-            "bot_token", "str", "", "the bot's token (Developer Portal → Bot); empty = offline", secret=True
+            "bot_token",
+            "str",
+            "",
+            "the bot's token (Developer Portal → Bot); empty = offline",
+            secret=True,
+            applies="services",
         ),
         Setting("manager_role", "str", "Feed Manager", "role allowed to /feed add, remove and config"),
         Setting(
@@ -46,6 +53,8 @@ MANIFEST = Manifest(
             "str",
             "https://discord.com/api/v10",
             "Discord REST API base URL",
+            check=validate.url(),
+            applies="services",
             receives="bot_token",
         ),
         Setting(
@@ -53,6 +62,8 @@ MANIFEST = Manifest(
             "str",
             "wss://gateway.discord.gg/",
             "Discord gateway WebSocket URL",
+            check=validate.url("wss", "ws"),
+            applies="services",
             receives="bot_token",
         ),
         Setting(

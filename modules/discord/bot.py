@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,7 +23,7 @@ from discord.gateway import DiscordWebSocket
 
 from host import settings as host_settings
 from host.errors import UserError
-from host.module import ModuleContext
+from host.module import Idle, ModuleContext
 from host.net.fetcher import Fetcher
 from modules.discord import commands, post, store
 from modules.discord.format import Item, Source, embed
@@ -43,11 +43,17 @@ def configure_endpoints(api_base: str, gateway_url: str) -> None:
     DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(gateway_url)
 
 
-async def rss_fetcher(ctx: ModuleContext) -> Fetcher:
-    """A fetcher configured like the rss module's own (user agent, limits, private networks)."""
+@contextlib.asynccontextmanager
+async def rss_fetcher(ctx: ModuleContext) -> AsyncIterator[Fetcher]:
+    """A fetcher configured like the rss module's own (user agent, limits, private networks), from its
+    settings as stored now: one per command, so `settings set rss.…` reaches the next /feed add."""
     async with ctx.pool.acquire() as conn:
         stored = await host_settings.load_stored(conn, RSS_MANIFEST.name)
-    return make_fetcher(host_settings.resolve(RSS_MANIFEST, stored, os.environ))
+    fetcher = make_fetcher(host_settings.resolve(RSS_MANIFEST, stored, os.environ))
+    try:
+        yield fetcher
+    finally:
+        await fetcher.aclose()
 
 
 class DiscordChannels:
@@ -95,12 +101,11 @@ class DiscordChannels:
 class FeedBot(discord.Client):
     """The client: only the `guilds` intent (channels, roles); no privileged intents."""
 
-    def __init__(self, ctx: ModuleContext, fetcher: Fetcher) -> None:
+    def __init__(self, ctx: ModuleContext) -> None:
         intents = discord.Intents.none()
         intents.guilds = True
         super().__init__(intents=intents)
         self.ctx = ctx
-        self.fetcher = fetcher
         self.started = datetime.now(UTC)
         self.tree = app_commands.CommandTree(self)
         self.tree.add_command(feed_group(self))
@@ -161,29 +166,33 @@ class FeedBot(discord.Client):
         if not isinstance(target, discord.TextChannel):
             raise commands.CommandError(f"<#{channel_id}> is not a text channel I can see.")
         commands.require_post_permissions(channel_id, self.missing_permissions(target))
-        validated = await rss_subscribe.validate(self.fetcher, url)
-        async with self.ctx.pool.acquire() as conn, conn.transaction():
-            feed, _ = await rss_subscribe.subscribe(conn, self.fetcher, validated.url, validated=validated)
-            name = commands.name(validated.feed.title or feed.title, validated.url)
-            sub, created = await store.add_subscription(
-                conn,
-                guild_id=interaction.guild.id,
-                channel_id=channel_id,
-                feed_id=feed.id,
-                feed_url=validated.url,
-                name=validated.feed.title or feed.title or validated.url,
-                icon_url=validated.feed.image,
-                added_by=interaction.user.id,
-            )
-            if created:
-                items = recent(validated.feed.entries, commands.PREVIEW_ITEMS)
-                shown = {i.guid for i in items}
-                await store.remember_existing(
-                    conn, feed.id, channel_id, (e.guid for e in validated.feed.entries if e.guid not in shown)
+        async with rss_fetcher(self.ctx) as fetcher:
+            validated = await rss_subscribe.validate(fetcher, url)
+            async with self.ctx.pool.acquire() as conn, conn.transaction():
+                feed, _ = await rss_subscribe.subscribe(conn, fetcher, validated.url, validated=validated)
+                name = commands.name(validated.feed.title or feed.title, validated.url)
+                sub, created = await store.add_subscription(
+                    conn,
+                    guild_id=interaction.guild.id,
+                    channel_id=channel_id,
+                    feed_id=feed.id,
+                    feed_url=validated.url,
+                    name=validated.feed.title or feed.title or validated.url,
+                    icon_url=validated.feed.image,
+                    added_by=interaction.user.id,
                 )
-                now = datetime.now(UTC)
-                for item in items:
-                    await store.enqueue(conn, feed.id, item, item.published or now, only=sub.id)
+                if created:
+                    items = recent(validated.feed.entries, commands.PREVIEW_ITEMS)
+                    shown = {i.guid for i in items}
+                    await store.remember_existing(
+                        conn,
+                        feed.id,
+                        channel_id,
+                        (e.guid for e in validated.feed.entries if e.guid not in shown),
+                    )
+                    now = datetime.now(UTC)
+                    for item in items:
+                        await store.enqueue(conn, feed.id, item, item.published or now, only=sub.id)
         post.wake(self.ctx).set()
         return commands.added(name, sub.id, created)
 
@@ -203,7 +212,8 @@ class FeedBot(discord.Client):
         return commands.listing((commands.Listed.from_row(r) for r in rows), datetime.now(UTC))
 
     async def preview(self, url: str) -> tuple[str, dict[str, Any]] | str:
-        validated = await rss_subscribe.validate(self.fetcher, url)
+        async with rss_fetcher(self.ctx) as fetcher:
+            validated = await rss_subscribe.validate(fetcher, url)
         title = validated.feed.title or validated.url
         items = recent(validated.feed.entries, 1)
         if not items:
@@ -264,13 +274,15 @@ def feed_group(bot: FeedBot) -> app_commands.Group:
     return group
 
 
-async def poster(bot: FeedBot, settings: Mapping[str, Any]) -> None:
+async def poster(bot: FeedBot) -> None:
     """Drain the queue every `post_interval_seconds`, or at once when something was queued; each feed
-    posts at most `items_per_feed` per interval to a channel (the rest in the next ones)."""
+    posts at most `items_per_feed` per interval to a channel (the rest in the next ones). Settings are
+    read each round: a change applies without a restart."""
     wake = post.wake(bot.ctx)
     channels = DiscordChannels(bot)
-    interval = float(settings["post_interval_seconds"])
     while True:
+        settings = bot.ctx.settings
+        interval = float(settings["post_interval_seconds"])
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(wake.wait(), interval)
         wake.clear()
@@ -285,22 +297,21 @@ async def poster(bot: FeedBot, settings: Mapping[str, Any]) -> None:
 async def run(ctx: ModuleContext) -> None:
     """The service: runs until cancelled; without a token it stays offline (and says so once)."""
     token = str(ctx.settings["bot_token"])
-    if not token:
-        log.warning("discord: discord.bot_token is not set; the bot stays offline")
-        await asyncio.Event().wait()
+    if not token:  # not a fault: most hosts never use Discord. Setting the token starts the bot.
+        log.info("discord: discord.bot_token is not set; the bot stays offline")
+        raise Idle("discord.bot_token is not set (`feedeater settings set discord.bot_token TOKEN`)")
     configure_endpoints(str(ctx.settings["api_base"]), str(ctx.settings["gateway_url"]))
-    fetcher = await rss_fetcher(ctx)
-    bot = FeedBot(ctx, fetcher)
-    posting = asyncio.create_task(poster(bot, ctx.settings), name="discord-poster")
+    discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False  # no voice: nothing to warn about
+    bot = FeedBot(ctx)
+    posting = asyncio.create_task(poster(bot), name="discord-poster")
     try:
         await bot.start(token)
     except discord.LoginFailure:
         raise UserError(
             "discord.bot_token was refused by Discord",
             "copy the bot's token from the Developer Portal into "
-            "`feedeater settings set discord.bot_token TOKEN`, then restart `feedeater run`",
+            "`feedeater settings set discord.bot_token TOKEN`: running hosts restart the bot with it",
         ) from None
     finally:
         posting.cancel()
         await bot.close()
-        await fetcher.aclose()

@@ -35,6 +35,31 @@ async def teardown(ctx: ModuleContext) -> None:
         await fetcher.aclose()
 
 
+async def reconfigure(ctx: ModuleContext, changed: frozenset[str]) -> None:
+    """Settings changed while running: a new fetcher (user agent, limits, private networks; per-host
+    rate and breaker state start afresh), a new parse pool when `parse_workers` changed, and the values
+    derived once from settings are derived again. The replaced objects close once calls in flight end."""
+    from modules.rss.ingest import document, poll
+
+    old = ctx.state.get("fetcher")
+    ctx.state["fetcher"] = poll.make_fetcher(ctx.settings)
+    if old is not None:
+        ctx.retire(old.aclose)
+    if "parse_workers" in changed:
+        old_pool = ctx.state.get("parse_pool")
+        ctx.state["parse_pool"] = document.make_parse_pool(int(ctx.settings["parse_workers"]))
+        if old_pool is not None:
+            ctx.retire(lambda: document.close_parse_pool(old_pool))
+    for derived in ("schedule_params", "breaker_params", "robots"):
+        ctx.state.pop(derived, None)
+    if "allow_private_networks" in changed and ctx.settings["allow_private_networks"]:
+        from modules.rss import store
+
+        async with ctx.pool.acquire() as conn:
+            if retried := await store.retry_blocked(conn):
+                ctx.log.info("private networks allowed: %d feeds refused before are polled again", retried)
+
+
 def _cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from modules.rss import cli
     from modules.rss.search import cli as search_cli
@@ -137,4 +162,5 @@ MODULE = ModuleSpec(
     cli=_cli,
     live_messages=_lazy("store.cleanup:live_messages"),
     live_sources=_lazy("store.cleanup:live_sources"),
+    reconfigure=reconfigure,
 )

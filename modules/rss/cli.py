@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+import uuid
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,13 +31,13 @@ FETCH_NOW_CONCURRENCY = 8  # new feeds fetched at once by `rss add` / `rss impor
 
 def parse_assignment(text: str) -> tuple[str, Any]:
     """`key=value` for `rss set`, validated and converted to the column's value."""
-    from modules.rss.store import EDITABLE, EDITABLE_BOUNDS
+    from modules.rss.store import EDITABLE, EDITABLE_BOUNDS, EDITABLE_FLAGS
 
     key, sep, raw = text.partition("=")
     key, raw = key.strip(), raw.strip()
     if not sep or key not in EDITABLE:
         raise UserError(f"cannot set {text!r}", f"use key=value with key one of: {', '.join(EDITABLE)}")
-    if key in ("enabled", "full_text"):
+    if key in EDITABLE_FLAGS:
         if raw.lower() not in ("true", "false", "yes", "no", "1", "0", "on", "off"):
             raise UserError(f"{key}={raw!r} is not true/false")
         return key, raw.lower() in ("true", "yes", "1", "on")
@@ -52,11 +54,12 @@ def parse_assignment(text: str) -> tuple[str, Any]:
         raise UserError(
             f"{key}={raw} is out of range", f"use {bounds[0]}–{bounds[1]} {bounds[2]}, or 'default'"
         )
-    return key, round(number * 60) if key == "interval" else int(number)
+    return key, round(number * 60) if EDITABLE_BOUNDS[key][2] == "minutes" else int(number)
 
 
 def feed_state(row: dict[str, Any]) -> str:
-    """What a user needs to know first: dead, disabled, circuit open, failing (how often), new, ok."""
+    """What a user needs to know first: dead, disabled, circuit open, forbidden or failing (how often), new,
+    ok. A 403 is said as such (seeds 000/003): the server refuses us, retrying soon would not help."""
     if row["dead"]:
         return "dead"
     if not row["enabled"]:
@@ -66,7 +69,8 @@ def feed_state(row: dict[str, Any]) -> str:
             f" (failing ×{row['consecutive_errors']})" if row["consecutive_errors"] else ""
         )
     if row["consecutive_errors"]:
-        return f"failing ×{row['consecutive_errors']}" + (" (stale)" if row["stale"] else "")
+        what = "forbidden" if row.get("last_status") == 403 else "failing"
+        return f"{what} ×{row['consecutive_errors']}" + (" (stale)" if row["stale"] else "")
     if row["last_polled_at"] is None:
         return "new"
     return "ok"
@@ -96,16 +100,26 @@ async def _add(host: Host, args: argparse.Namespace) -> Result:
     from modules.rss.subscriptions import subscribe
 
     ctx = await host.context("rss")
+    subscribe.check_interval(args.interval)
+    validated = await subscribe.validate(ctx.state["fetcher"], args.url)
     async with ctx.pool.acquire() as conn:
         row, created = await subscribe.subscribe(
-            conn, ctx.state["fetcher"], args.url, folder=args.folder, interval_minutes=args.interval
+            conn,
+            ctx.state["fetcher"],
+            args.url,
+            folder=args.folder,
+            interval_minutes=args.interval,
+            validated=validated,
         )
     data: dict[str, Any] = {"id": row.id, "url": row.url, "title": row.title, "created": created}
+    if validated.notice:
+        data["notice"] = validated.notice
     if created and not args.no_fetch:
         data["fetch"] = await fetch_now(ctx, [row.id])
 
     def text(d: dict[str, Any]) -> str:
         head = f"{'added' if d['created'] else 'already subscribed:'} feed {d['id']}: {d['title'] or d['url']} <{d['url']}>"
+        head += f"\nnote: {d['notice']}" if "notice" in d else ""
         return head + (f"\n{_fetch_text(d['fetch'])}" if "fetch" in d else "")
 
     return data, text
@@ -133,15 +147,40 @@ async def fetch_now(ctx: ModuleContext, feed_ids: list[int]) -> dict[str, Any]:
                 feed_ids,
             )
         }
-    counts: Counter[str] = Counter()
-    for result in results.values():
-        if isinstance(result, Counter):
-            counts.update(new=result["new"])
+    return fetch_summary(feed_ids, results, errors)
+
+
+DEFERRED_CIRCUIT = "deferred: the host's circuit breaker is open (the host failed repeatedly)"
+DEFERRED_BUSY = "deferred: another poll is fetching it"
+
+
+def fetch_summary(
+    feed_ids: Sequence[int], results: Mapping[int, Counter[str] | BaseException], errors: Mapping[int, str]
+) -> dict[str, Any]:
+    """What fetching these feeds did (pure): a feed counts as fetched only when a request was answered;
+    feeds the per-host circuit breaker held back, or that another poll holds, are `deferred` with why
+    (an import said "fetched 16 of 91" of 16 feeds never requested)."""
+    failed: dict[str, str] = {}
+    deferred: dict[str, str] = {}
+    new = 0
+    for fid in feed_ids:
+        result = results.get(fid)
+        if result is None:
+            deferred[str(fid)] = DEFERRED_BUSY
+        elif isinstance(result, BaseException):
+            failed[str(fid)] = f"{type(result).__name__}: {result}"
+        elif result["status_circuit_open"]:
+            deferred[str(fid)] = DEFERRED_CIRCUIT
+        elif fid in errors:
+            failed[str(fid)] = errors[fid]
+        else:
+            new += result["new"]
     return {
         "feeds": len(feed_ids),
-        "fetched": len(results) - len(errors),
-        "failed": {str(k): v for k, v in sorted(errors.items())},
-        "new_entries": counts["new"],
+        "fetched": len(feed_ids) - len(failed) - len(deferred),
+        "failed": dict(sorted(failed.items(), key=lambda kv: int(kv[0]))),
+        "deferred": dict(sorted(deferred.items(), key=lambda kv: int(kv[0]))),
+        "new_entries": new,
     }
 
 
@@ -173,6 +212,14 @@ def _fetch_text(f: dict[str, Any]) -> str:
         f"{plural(f['new_entries'], 'new entry', 'new entries')}"
     ]
     lines += [f"  feed {fid} failed: {error}" for fid, error in f["failed"].items()]
+    reasons: dict[str, list[str]] = {}
+    for fid, why in f["deferred"].items():
+        reasons.setdefault(why, []).append(fid)
+    lines += [
+        f"  {plural(len(ids), 'feed')} {why}: {', '.join(ids[:10])}{', …' if len(ids) > 10 else ''} "
+        "(the poll job fetches them later)"
+        for why, ids in reasons.items()
+    ]
     return "\n".join(lines)
 
 
@@ -196,30 +243,47 @@ async def _remove(host: Host, args: argparse.Namespace) -> Result:
 
 
 async def _list(host: Host, args: argparse.Namespace) -> Result:
-    from host.cli import table
+    from host.cli import nothing, table
     from modules.rss import store
+    from modules.rss.store import views
 
     async with host.require_pool().acquire() as conn:
         rows = [{**r, "state": feed_state(r)} for r in await store.list_feeds(conn, args.folder)]
+        if not rows and args.folder is not None:  # a typo must not look like an empty folder
+            known = [f["folder"] for f in await views.folders(conn) if f["folder"]]
+            raise UserError(
+                f"no folder {args.folder!r}",
+                f"folders: {', '.join(known)}" if known else "no feed is in a folder (rss add --folder NAME)",
+            )
     if args.json:  # the API's schema; the table needs no validation, and pydantic costs 0.15 s to load
         from modules.rss.api.models import Feed
 
         rows = [Feed.model_validate(r).model_dump() for r in rows]
-    return rows, lambda d: table(
-        [
-            (
-                r["id"],
-                r["state"],
-                r["folder"] or "",
-                r["entries"],
-                relative(r["last_polled_at"]),
-                r["title"] or "",
-                r["url"],
+    return (
+        rows,
+        lambda d: (
+            table(
+                [
+                    (
+                        r["id"],
+                        r["state"],
+                        r["folder"] or "",
+                        r["entries"],
+                        relative(r["last_polled_at"]),
+                        r["title"] or "",
+                        r["url"],
+                    )
+                    for r in d
+                ],
+                ["id", "state", "folder", "entries", "polled", "title", "url"],
+                limits={2: 20, 5: 40},
+                whole=(6,),
             )
-            for r in d
-        ],
-        ["id", "state", "folder", "entries", "polled", "title", "url"],
-        limits={2: 20, 5: 40},
+            if d
+            else nothing(
+                host, "no feeds", "add one with `feedeater rss add URL` or `feedeater rss import FILE`"
+            )
+        ),
     )
 
 
@@ -270,6 +334,15 @@ def _show_text(d: dict[str, Any]) -> str:
         fields.append(
             ("last error", f"{d['last_error']} ({plural(d['consecutive_errors'], 'failure')} in a row)")
         )
+    overrides = [
+        f"{name} {textfmt.duration(d[key])}"
+        for name, key in (("min interval", "min_interval_s"), ("max interval", "max_interval_s"))
+        if d.get(key)
+    ] + [text for key, text in (("push_only", "push only"),) if d.get(key)]
+    if d.get("backfill") is False:
+        overrides.append("no archive backfill")
+    if overrides:
+        fields.append(("overrides", ", ".join(overrides)))
     if d.get("circuit") == "open":
         fields.append(
             (
@@ -313,7 +386,25 @@ async def _set(host: Host, args: argparse.Namespace) -> Result:
     return {
         "id": updated.id,
         "changed": changes,
-    }, lambda d: f"feed {d['id']}: " + ", ".join(f"{k}={v}" for k, v in d["changed"].items())
+    }, lambda d: f"feed {d['id']}: " + ", ".join(describe_change(k, v) for k, v in d["changed"].items())
+
+
+def describe_change(key: str, value: Any) -> str:
+    """A `rss set` change in words (pure): `polled every 30 min`, not `interval=1800`."""
+    if key == "interval":
+        return (
+            "polled adaptively (the default)" if value is None else f"polled every {textfmt.duration(value)}"
+        )
+    if key in ("enabled", "full_text"):
+        return {"enabled": ("enabled", "disabled"), "full_text": ("full text fetched", "full text off")}[key][
+            0 if value else 1
+        ]
+    if key == "folder":
+        return f"in folder {value}" if value else "in no folder"
+    if key == "title":
+        return f"titled {value!r}" if value else "titled as the feed says"
+    unit = {"retention": "days", "lookback": "hours"}[key]
+    return f"{key} {value} {unit}" if value is not None else f"{key} the default (rss.{key}_{unit})"
 
 
 def _check_import_path(path: Path) -> None:
@@ -376,22 +467,31 @@ async def _export(host: Host, args: argparse.Namespace) -> Result:
 
 
 async def _entries(host: Host, args: argparse.Namespace) -> Result:
-    from host.cli import table
+    from host.cli import table, where
     from modules.rss import store
     from modules.rss.api.models import EntrySummary
     from modules.rss.search.query import parse_since
+    from modules.rss.store import reading
 
     if not 1 <= args.limit <= 1000:
         raise UserError(f"--limit {args.limit} is out of range", "give 1 to 1000")
     since = parse_since(args.since) if args.since else None
     async with host.require_pool().acquire() as conn:
         feed_id = (await store.get_feed(conn, args.feed)).id if args.feed else None
+        before = await reading.position(conn, args.before) if args.before is not None else None
         rows = [
             EntrySummary.model_validate(r).model_dump()
             for r in await store.list_entries(
-                conn, feed_id=feed_id, since=since, unread=args.unread, starred=args.starred, limit=args.limit
+                conn,
+                feed_id=feed_id,
+                since=since,
+                unread=args.unread,
+                starred=args.starred,
+                before=before,
+                limit=args.limit,
             )
         ]
+    more = f"; older ones: the same command with --before {rows[-1]['id']}" if len(rows) == args.limit else ""
     return (
         rows,
         lambda d: (
@@ -409,9 +509,14 @@ async def _entries(host: Host, args: argparse.Namespace) -> Result:
                 ["id", "", "date", "feed", "title"],
                 limits={3: 24},
             )
-            + "\n(• unread, ★ starred; read one with `feedeater rss entry ID`)"
+            + f"\n(• unread, ★ starred; read one with `feedeater rss entry ID`{more})"
             if d
             else "no entries"
+            + (
+                ""
+                if args.feed or args.since or args.unread or args.starred or args.before
+                else f" in {where(host)}"
+            )
         ),
     )
 
@@ -421,8 +526,21 @@ async def _entry(host: Host, args: argparse.Namespace) -> Result:
     from modules.rss.api.models import Entry
 
     async with host.require_pool().acquire() as conn:
-        row = Entry.model_validate(await store.get_entry(conn, args.entry)).model_dump()
+        row = Entry.model_validate(await store.get_entry(conn, entry_ref(args.entry))).model_dump()
     return row, _entry_text
+
+
+def entry_ref(text: str) -> int | uuid.UUID:
+    """An entry id, or its message id (the UUID in bus events and the API), as the API takes either."""
+    if text.strip().isdigit():
+        return int(text)
+    try:
+        return uuid.UUID(text.strip())
+    except ValueError:
+        raise UserError(
+            f"{text!r} is neither an entry id nor a message id",
+            "give the number `rss entries` shows, or the UUID of a bus event's message.id",
+        ) from None
 
 
 def _entry_text(e: dict[str, Any]) -> str:
@@ -445,25 +563,45 @@ def _entry_text(e: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def toggle(on: bool, off: bool, on_flag: str, off_flag: str) -> bool | None:
+    """Two opposite flags (--read/--unread) → True, False, or None when neither; both is a mistake."""
+    if on and off:
+        raise UserError(f"{on_flag} and {off_flag} contradict each other", f"give {on_flag} or {off_flag}")
+    return True if on else False if off else None
+
+
 async def _mark(host: Host, args: argparse.Namespace) -> Result:
     from modules.rss import store
+    from modules.rss.store import reading
 
-    if args.read is None and args.starred is None:
+    read = toggle(args.read, args.unread, "--read", "--unread")
+    starred = toggle(args.star, args.unstar, "--star", "--unstar")
+    if read is None and starred is None:
         raise UserError("nothing to mark", "add --read, --unread, --star or --unstar")
+    if bool(args.entries) == bool(args.feed):
+        raise UserError(
+            "mark entries by id, or a whole feed with --feed",
+            "e.g. `rss mark 12 13 --read` or `rss mark --feed 3 --read`",
+        )
     async with host.require_pool().acquire() as conn:
-        found = await store.mark_entries(conn, args.entries, read=args.read, starred=args.starred)
-    missing = sorted(set(args.entries) - set(found))
+        if args.feed:
+            feed = reading.EntryFilter(feed_id=(await store.get_feed(conn, args.feed)).id)
+            wanted = [i for i, _ in await reading.find_entry_ids(conn, feed, limit=2**62)]
+        else:
+            wanted = args.entries
+        found = await store.mark_entries(conn, wanted, read=read, starred=starred)
+    missing = sorted(set(wanted) - set(found))
     if missing:
         raise UserError(
             f"no entry {', '.join(map(str, missing))}", "list entries with `feedeater rss entries`"
         )
-    what = [
-        w for w, v in (("read", args.read), ("unread", args.read is False), ("starred", args.starred)) if v
-    ] + (["unstarred"] if args.starred is False else [])
+    what = [w for w, v in (("read", read), ("unread", read is False), ("starred", starred)) if v] + (
+        ["unstarred"] if starred is False else []
+    )
     return {
         "entries": found,
-        "read": args.read,
-        "starred": args.starred,
+        "read": read,
+        "starred": starred,
     }, lambda d: f"marked {plural(len(d['entries']), 'entry', 'entries')} {' and '.join(what)}"
 
 
@@ -482,6 +620,27 @@ async def _backfill(host: Host, args: argparse.Namespace) -> Result:
     return data, text
 
 
+async def _why(host: Host, args: argparse.Namespace) -> Result:
+    """Was the item seen, in which fetch, with which identity; announced or not, and why; the next poll."""
+    from datetime import UTC, datetime
+
+    from modules.rss.api.models import ItemExplanation
+    from modules.rss.explain import why
+
+    settings = await host.resolved_settings("rss")
+    async with host.require_pool().acquire() as conn:
+        explanation = await why(
+            conn,
+            settings,
+            args.feed,
+            args.item,
+            now=datetime.now(UTC),
+            push=bool(str(settings["websub_callback_base"]).strip()),
+        )
+    data = ItemExplanation.of(explanation).model_dump(mode="json")
+    return data, lambda d: "\n".join(d["lines"])
+
+
 _ACTIONS = {
     "add": _add,
     "remove": _remove,
@@ -494,6 +653,7 @@ _ACTIONS = {
     "entry": _entry,
     "mark": _mark,
     "backfill": _backfill,
+    "why": _why,
     "poll": _poll,
 }
 
@@ -529,7 +689,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("feed", help="feed id or URL")
     p = action(
         "set",
-        "per-feed overrides: interval=MIN|default enabled=true|false full_text=true|false folder=F retention=DAYS lookback=HOURS title=T",
+        "per-feed overrides: interval=MIN|default enabled=true|false full_text=true|false folder=F retention=DAYS"
+        " lookback=HOURS title=T min_interval=MIN|default max_interval=MIN|default push_only=true|false"
+        " backfill=true|false",
     )
     p.add_argument("feed", help="feed id or URL")
     p.add_argument("assignments", nargs="+", metavar="key=value")
@@ -544,14 +706,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--unread", action="store_true", help="only unread entries")
     p.add_argument("--starred", action="store_true", help="only starred entries")
     p.add_argument("--limit", type=int, default=20)
+    p.add_argument(
+        "--before", type=int, default=None, metavar="ID", help="page on: entries older than entry ID"
+    )
     p = action("entry", "read one entry: title, feed, date, link, text, enclosures")
-    p.add_argument("entry", type=int, help="entry id (from `rss entries` or `search`)")
-    p = action("mark", "mark entries read/unread, starred/unstarred")
-    p.add_argument("entries", nargs="+", type=int, metavar="entry", help="entry ids")
-    p.add_argument("--read", dest="read", action="store_const", const=True, default=None)
-    p.add_argument("--unread", dest="read", action="store_const", const=False)
-    p.add_argument("--star", dest="starred", action="store_const", const=True, default=None)
-    p.add_argument("--unstar", dest="starred", action="store_const", const=False)
+    p.add_argument("entry", help="entry id (from `rss entries` or `search`), or its message id (UUID)")
+    p = action("mark", "mark entries (or a whole feed) read/unread, starred/unstarred")
+    p.add_argument("entries", nargs="*", type=int, metavar="entry", help="entry ids")
+    p.add_argument("--feed", default=None, help="every entry of this feed (id or URL)")
+    p.add_argument("--read", action="store_true")
+    p.add_argument("--unread", action="store_true")
+    p.add_argument("--star", action="store_true")
+    p.add_argument("--unstar", action="store_true")
+    p = action("why", "why an item was (not) announced: seen in which fetch, identity, decision, next poll")
+    p.add_argument("feed", help="feed id or URL")
+    p.add_argument("item", help="the item's guid, link, entry id or message id")
     p = action("backfill", "walk the feed's RFC 5005 archive (prev-archive) or paged (next) documents now")
     p.add_argument("feed", help="feed id or URL")
     p.add_argument("--max-pages", type=int, default=None, help="page bound (default: rss.backfill_max_pages)")

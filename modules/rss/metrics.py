@@ -7,6 +7,17 @@ from prometheus_client import Counter, Gauge, Histogram
 FETCHES = Counter("feedeater_rss_fetches_total", "Feed fetches by HTTP status or error kind", ["status"])
 BYTES = Counter("feedeater_rss_fetched_bytes_total", "Bytes of feed bodies received")
 ENTRIES = Counter("feedeater_rss_entries_total", "Entries stored", ["change"])
+ITEMS = Counter(
+    "feedeater_rss_items_total",
+    "Items of parsed documents at intake (seed 004 §2.6): all, undated (no date), duplicate (already "
+    "stored, unchanged)",
+    ["kind"],
+)
+SKIPPED_ITEMS = Counter(
+    "feedeater_rss_skipped_items_total",
+    "Items left out of parsed documents: empty (no title, body, link or media) or over the item cap",
+    ["reason"],
+)
 PARSE_ERRORS = Counter(
     "feedeater_rss_parse_errors_total", "Fetched documents that could not be parsed as feeds"
 )

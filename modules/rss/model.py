@@ -66,3 +66,5 @@ class Feed:
     # Feed-level relations as (rel, absolute URL) in document order: WebSub `hub`/`self`, RFC 5005
     # `prev-archive`/`next`/`previous`; what push and backfill follow.
     links: tuple[tuple[str, str], ...] = ()
+    skipped_items: int = 0  # items with nothing in them (no title, body, link or media), left out (seed 002)
+    over_cap: tuple[str, ...] = ()  # guids of the oldest entries left out over the per-document item cap

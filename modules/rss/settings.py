@@ -6,6 +6,7 @@ fetch, embed and summarize code would load that whole pipeline (~0.5 s) just to 
 
 from __future__ import annotations
 
+from host import validate
 from host.module import Setting
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -33,6 +34,7 @@ CORE: tuple[Setting, ...] = (
         "str",
         "feedeater/0.1 (+https://github.com/feedeater/feedeater)",
         "User-Agent sent with every fetch",
+        check=validate.not_blank,
     ),
     Setting("timeout_seconds", "float", 30.0, "whole-request deadline per fetch, in seconds", min=1, max=300),
     Setting(
@@ -120,6 +122,58 @@ CORE: tuple[Setting, ...] = (
     ),
     Setting("min_interval_minutes", "float", 5.0, "adaptive interval floor", min=1, max=1440),
     Setting("max_interval_minutes", "float", 1440.0, "adaptive interval ceiling", min=5, max=10080),
+    Setting(
+        "interval_up_factor",
+        "float",
+        1.25,
+        "the interval grows by this factor after a poll with nothing new",
+        min=1,
+        max=4,
+    ),
+    Setting(
+        "interval_down_factor",
+        "float",
+        0.75,
+        "the interval shrinks by this factor after a poll with new entries",
+        min=0.1,
+        max=1,
+    ),
+    Setting(
+        "ewma_alpha",
+        "float",
+        0.3,
+        "weight of the newest gap in the entries' inter-arrival average (EWMA)",
+        min=0.05,
+        max=1,
+    ),
+    Setting(
+        "ewma_blend",
+        "float",
+        0.5,
+        "share of the EWMA in the next interval (the rest is the factor's interval)",
+        min=0,
+        max=1,
+    ),
+    Setting(
+        "jitter_ratio", "float", 0.15, "each delay moves by up to ± this share of itself", min=0, max=0.9
+    ),
+    Setting(
+        "error_backoff_cap_minutes",
+        "float",
+        60.0,
+        "longest wait between retries of a failing feed",
+        min=1,
+        max=1440,
+    ),
+    Setting("max_redirects", "int", 5, "redirects one fetch follows at most", min=0, max=20),
+    Setting(
+        "max_items_per_document",
+        "int",
+        5000,
+        "entries kept from one document at most (the newest; the others are named in the poll's warning)",
+        min=10,
+        max=100000,
+    ),
     Setting(
         "stale_after_errors",
         "int",
@@ -264,6 +318,7 @@ PUSH: tuple[Setting, ...] = (
         "",
         "public base URL of this host's HTTP endpoint as hubs reach it (e.g. https://feeds.example.org); "
         "callbacks are <base>/websub/<token>. Empty: WebSub is off",
+        check=validate.url(empty=True),
     ),
     Setting(
         "websub_http_hubs",

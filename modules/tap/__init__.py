@@ -47,8 +47,17 @@ MANIFEST = Manifest(
         ),
     ),
     settings=(
-        Setting("directory", "str", "", "where the tap writes (empty: <FEEDEATER_HOME>/out)"),
-        Setting("raw", "bool", True, "also write each fetched payload as raw/<date>/<fetch id>.blob"),
+        # The tap opens its directory (and its offsets) once at start: a new one applies at a restart.
+        Setting(
+            "directory", "str", "", "where the tap writes (empty: <FEEDEATER_HOME>/out)", applies="restart"
+        ),
+        Setting(
+            "raw",
+            "bool",
+            True,
+            "also write each fetched payload as raw/<date>/<fetch id>.blob",
+            applies="restart",
+        ),
     ),
     migrations=builtin("tap"),
     enabled_by_default=False,

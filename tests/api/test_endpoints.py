@@ -40,7 +40,7 @@ async def feed(api: Api, feeds: FeedServer) -> dict[str, Any]:
     body: dict[str, Any] = res.json()
     fetched = await api.client.post(f"/api/v1/feeds/{body['id']}/refetch", headers=api.auth)
     assert fetched.status_code == 200, fetched.text
-    assert fetched.json() == {"feeds": 1, "fetched": 1, "failed": {}, "new_entries": 25}
+    assert fetched.json() == {"feeds": 1, "fetched": 1, "failed": {}, "deferred": {}, "new_entries": 25}
     return body
 
 
@@ -293,3 +293,24 @@ async def test_paging_neither_repeats_nor_skips_on_ties_or_new_entries(api: Api,
         cursor = page["next_cursor"]
     assert len(ids) == len(set(ids)) == 7  # the 7 tied entries, each once, the newer one not among them
     assert ids == sorted(ids, reverse=True)  # ties ordered by id, newest first
+
+
+async def test_why_an_item_was_not_announced(api: Api, feed: dict[str, Any]) -> None:
+    """Issue 27: the same explanation as `feedeater rss why` (tests/rss/test_explain.py)."""
+    res = await api.client.get(f"/api/v1/feeds/{feed['id']}/why", params={"item": "g3"})
+    assert res.status_code == 200, res.text
+    got = res.json()
+    assert (got["verdict"], got["reason"], got["announced"], got["listed"]) == (
+        "not-announced",
+        "first-poll",
+        False,
+        True,
+    )
+    assert got["guid"] == "g3" and got["fetch_id"] == got["last_fetch_id"] and got["entry_id"]
+    assert got["lines"][0].startswith(f"feed {feed['id']} (")  # (its title, renamed by another test)
+    by_id = (await api.client.get(f"/api/v1/feeds/{feed['id']}/why", params={"item": got["entry_id"]})).json()
+    assert by_id["guid"] == "g3"
+    unseen = (await api.client.get(f"/api/v1/feeds/{feed['id']}/why", params={"item": "nope"})).json()
+    assert (unseen["verdict"], unseen["listed"]) == ("not-seen", False)
+    error_of(await api.client.get("/api/v1/feeds/999999/why", params={"item": "g3"}), 404)
+    error_of(await api.client.get(f"/api/v1/feeds/{feed['id']}/why"), 422)

@@ -144,3 +144,54 @@ async def test_overview_says_when_jobs_run_in_words(host: Host) -> None:
     assert re.search(r"<td>cleanup</td><td>daily at 03:17 UTC</td>", page)  # rss.cleanup: "17 3 * * *"
     assert re.search(r"<td>poll</td><td>every 60 s</td>", page)
     assert "17 3 * * *" not in page
+
+
+async def test_overview_and_settings_name_the_hosts_that_must_restart(host: Host) -> None:
+    """Issue #20: a setting only a new process applies (tap.directory) is named with each running host
+    that still runs without it; the settings page marks such settings."""
+    await host.require_pool().execute(
+        """INSERT INTO host.hosts (host_id, started_at, settings_at, restart_needed)
+           VALUES ('box-1', now() - interval '2 hours', now(), '{tap.directory}'),
+                  ('box-2', now(), now(), '{}')"""
+    )
+    async with await _client(host, "127.0.0.1") as client:
+        overview = (await client.get("/")).text
+        settings = (await client.get("/settings")).text
+    assert re.search(
+        r"box-1</th><td>started 2 h ago</td>\s*<td class=\"bad\">must restart to apply tap.directory",
+        overview,
+    )
+    assert re.search(r"box-2</th><td>started 0 s ago</td>\s*<td class=\"ok\">settings applied", overview)
+    assert "Host box-1 must restart to apply tap.directory." in settings
+    assert "applies at restart" in settings and "box-2 must restart" not in settings
+
+
+async def test_a_browser_gets_an_html_404_and_machines_json(host: Host) -> None:
+    """Issue #20: the console's 404s were JSON."""
+    html = {"Accept": "text/html,application/xhtml+xml"}
+    async with await _client(host, "127.0.0.1") as client:
+        page = await client.get("/no/such/page", headers=html)
+        machine = await client.get("/no/such/page")
+        api = await client.get("/api/v1/nothing-here", headers=html)
+    assert page.status_code == 404 and page.headers["content-type"].startswith("text/html")
+    assert "<h1>Error 404</h1>" in page.text and "Back to the overview" in page.text
+    assert "content-security-policy" in page.headers
+    assert machine.status_code == api.status_code == 404
+    assert machine.headers["content-type"] == api.headers["content-type"] == "application/json"
+
+
+async def test_entry_page_says_why_the_entry_was_not_announced(host: Host) -> None:
+    """Issue 27: the entry page gives `feedeater rss why`'s explanation (tests/rss/test_explain.py)."""
+    pool = host.require_pool()
+    entry = await _entry(pool, "https://f.example/why", "Last week's news", "old news")
+    await pool.execute(  # as intake records it (rss migration 0019)
+        """UPDATE mod_rss.entries SET published = now() - interval '5 days', announced = false,
+                  intake_reason = 'before-cutoff', fetch_id = 41, last_fetch_id = 42 WHERE id = $1""",
+        entry,
+    )
+    async with await _client(host, "127.0.0.1", rss_pages=True) as client:
+        page = await client.get(f"/rss/entries/{entry}")
+    assert page.status_code == 200, page.text
+    why = page.text[page.text.index('<section class="card" id="why">') :]
+    assert "Not announced in real time</h2>" in why and "before the cutoff" in why
+    assert "in fetch 41" in why and "in fetch 42" in why and "rss why" in why

@@ -309,6 +309,21 @@ async def test_overview_contexts_and_digests_pages(page: Any, console: Console) 
     _clean(page)
 
 
+async def test_api_docs_work_offline_under_the_console_policy(page: Any, console: Console) -> None:
+    """Issue #20: /api/docs loaded Swagger UI from a CDN (blank offline) and started it with an inline
+    script the console's CSP refuses. Every request the page makes stays on the host."""
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    await page.goto("/api/docs")
+    from playwright.async_api import expect
+
+    await expect(page.locator(".opblock-tag", has_text="rss").first).to_be_visible(timeout=30_000)
+    await expect(page.locator(".opblock-summary-path", has_text="/api/v1/feeds").first).to_be_visible()
+    assert requested and all(url.startswith(console.url) for url in requested), requested
+    assert not [m for m in page.watched.console if "Content Security Policy" in m], page.watched.console
+    _clean(page)
+
+
 async def test_hostile_feed_never_runs_script(page: Any, console: Console) -> None:
     url = _serve(console, "/hostile.xml", HOSTILE)
     feed_id = await _add_feed(page, url)

@@ -74,3 +74,54 @@ def test_tiers_from_rss_folders_named_t1_to_t5() -> None:
         {"folder": "News/T9", "url": "https://odd.example/feed", "site_url": None},
     ]
     assert tiers_from_folders(feeds) == [("reuters.com", 1), ("blog.example", 4)]
+
+
+def test_second_digest_of_a_type_builds_and_shows_as_json_object(
+    tmp_path: Path, database_url: str, nats_url: str
+) -> None:
+    """Issue #20 item 1: the second build read the first one's `structured` back as a string and crashed
+    (`'str' object has no attribute 'get'`); `show --format json` printed a JSON-encoded string."""
+    env = feedeater_env(tmp_path, database_url, nats_url)
+    for _ in range(2):
+        built = feedeater(env, "digest", "build", "--type", "morning", "--format", "json")
+        assert built.returncode == 0, built.stderr
+        assert json.loads(built.stdout)["title"] == "Morning Brief"
+    listed = json.loads(feedeater(env, "digest", "list", "--json").stdout)
+    assert len(listed) == 2
+    shown = feedeater(env, "digest", "show", str(listed[0]["id"]), "--format", "json")
+    assert shown.returncode == 0, shown.stderr
+    structured = json.loads(shown.stdout)
+    assert isinstance(structured, dict) and structured["title"] == "Morning Brief"
+
+
+async def test_digests_stored_as_strings_are_repaired_by_migration(
+    tmp_path: Path, database_url: str, nats_url: str
+) -> None:
+    """Digests built before the fix hold a JSON string: migration digest/0008 turns them into objects."""
+    import asyncio
+    import uuid
+
+    import asyncpg
+
+    env = feedeater_env(tmp_path, database_url, nats_url)
+    assert feedeater(env, "migrate").returncode == 0
+    conn = await asyncpg.connect(database_url)
+    try:
+        await conn.execute(
+            """INSERT INTO mod_digest.digests (id, type, window_start, window_end, scheduled, article_count,
+                   duplicates_removed, markdown, structured)
+               VALUES ($1, 'morning', now() - interval '1 day', now(), true, 0, 0, '# Morning Brief',
+                       to_jsonb('{"title": "Morning Brief", "items": []}'::text))""",
+            uuid.uuid4(),
+        )
+        await conn.execute("DELETE FROM public.feedeater_migrations WHERE scope = 'digest' AND version = 8")
+    finally:
+        await conn.close()
+    built = await asyncio.to_thread(feedeater, env, "jobs", "run", "digest.scheduled")
+    assert built.returncode == 0, built.stdout + built.stderr
+    conn = await asyncpg.connect(database_url)
+    try:
+        kinds = await conn.fetch("SELECT DISTINCT jsonb_typeof(structured) AS t FROM mod_digest.digests")
+    finally:
+        await conn.close()
+    assert [r["t"] for r in kinds] == ["object"]

@@ -64,15 +64,28 @@ def test_feedeater_fields_without_rss_key() -> None:
     assert a.published_at.isoformat() == "2026-11-25T10:00:00+00:00" and len(a.content_hash) == 64
 
 
+def _message(**fields: Any) -> dict[str, Any]:
+    """A message that keeps the bus contract (docs/bus.md) but for `fields`."""
+    base = {
+        "id": str(uuid.uuid4()),
+        "createdAt": "2026-01-01T00:00:00.000Z",
+        "source": {"module": "slack", "stream": "general"},
+        "Message": "text",
+    }
+    return {**base, **fields}
+
+
 @pytest.mark.parametrize(
     ("change", "reason"),
     [
         ({"type": "Hello"}, "type is 'Hello'"),
         ({"message": None}, "message is missing"),
         ({"message": {"id": "x"}}, "message.id is not a UUID"),
-        ({"message": {"id": str(uuid.uuid4()), "Message": 3}}, "message.Message is missing"),
-        ({"message": {"id": str(uuid.uuid4()), "Message": "t", "createdAt": "yesterday"}}, "not an ISO-8601 time"),
-        ({"message": {"id": str(uuid.uuid4()), "Message": "", "createdAt": "2026-01-01T00:00:00Z"}}, "neither a title"),
+        ({"message": _message(Message=3)}, "message.Message is missing, not a string or empty"),
+        ({"message": _message(createdAt="yesterday")}, "not an ISO-8601 time"),
+        ({"message": _message(Message="  ")}, "message.Message is missing, not a string or empty"),
+        ({"message": _message(source={"stream": "x"})}, "message.source.module is missing"),
+        ({"message": _message(tags={"nested": {"no": 1}})}, "message.tags is not an object of strings"),
     ],
 )  # fmt: skip
 def test_malformed_events_say_why(change: dict[str, Any], reason: str) -> None:

@@ -4,8 +4,10 @@ through INTERACTION_CREATE, ephemeral replies, posted embeds, new entries arrivi
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from modules.discord.format import colour
 from tests import discordstub
@@ -172,6 +174,17 @@ async def test_every_command_with_and_without_the_manager_role(
         offline = "discord.bot_token is not set; the bot stays offline"
         await until(lambda: _said(idle, offline), what="the offline line")
         assert idle.output().count(offline) == 1 and idle.proc.poll() is None
+        # Offline as configured is "idle", not "running" (issue #20): /healthz stays ok, status says why.
+        env = feedeater_env(r.tmp / "cli", r.database_url, r.nats_url, **r.env)
+
+        async def idle_unit() -> dict[str, Any] | None:
+            done = await asyncio.to_thread(feedeater, env, "status", "--json")
+            units = json.loads(done.stdout)["units"]
+            return next((u for u in units if u["host_id"] == "host-idle" and u["name"] == "bot"), None)
+
+        bot = await until(idle_unit, what="the idle host's bot unit")
+        assert bot["state"].startswith("idle: discord.bot_token is not set"), bot
+        assert all("voice will NOT be supported" not in h.output() for h in r.hosts)  # no PyNaCl noise
         # A wrong token: one line that says which setting and how to fix it, retried with backoff; the
         # host keeps running and the token is not printed.
         refused = "discord.bot_token was refused by Discord (copy the bot's token from the Developer Portal"

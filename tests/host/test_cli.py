@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -42,8 +43,8 @@ def test_modules_and_settings(cli_env: dict[str, str]) -> None:
     assert mods["rss"]["enabled"] is True
     assert mods["rss"]["services"] == ["search"] and mods["host"]["jobs"] == ["housekeeping (41 * * * *)"]
     res = feedeater(cli_env, "settings", "set", "rss.lookback_hours", "24")
-    # Running hosts read settings at start: the command says they must be restarted.
-    assert res.returncode == 0 and "restart them" in res.stdout, res
+    # No host runs here: the command says when it applies (tests/host/test_live_settings.py: with hosts).
+    assert res.returncode == 0 and "no host is running" in res.stdout, res
     got = json.loads(feedeater(cli_env, "settings", "get", "rss.lookback_hours", "--json").stdout)
     assert got == [
         {
@@ -193,8 +194,9 @@ def test_settings_and_status_read_well(cli_env: dict[str, str]) -> None:
     assert any("…" in line for line in lines)  # long descriptions and prompts are cut, not wrapped
     status = feedeater(cli_env, "status")
     assert status.returncode == 0, status.stderr
-    first = status.stdout.splitlines()[:2]
-    assert first[0].startswith("postgres: external at postgresql://") and first[1].startswith(
+    first = status.stdout.splitlines()[:3]
+    assert first[0] == f"data: {cli_env['FEEDEATER_HOME']}"
+    assert first[1].startswith("postgres: external at postgresql://") and first[2].startswith(
         "nats: external at nats://"
     )
     # a source nothing was published for is not "pending" (tests/rss/test_cli_reading.py: a new feed's is)
@@ -287,3 +289,66 @@ def test_run_says_where_everything_is_and_takes_a_free_port_when_9464_is_busy(
             proc.send_signal(signal.SIGTERM)
             _, err = proc.communicate(timeout=120)  # generous: a loaded machine stops slowly
     assert proc.returncode == 0, err
+
+
+# -- the second day (issue #20) ------------------------------------------------------------------------
+def test_the_data_directory_is_one_per_user_not_per_current_directory() -> None:
+    from host.config import default_home
+
+    home = {"HOME": "/home/ann"}
+    assert default_home(home, "linux") == Path("/home/ann/.local/share/feedeater")
+    assert default_home({**home, "XDG_DATA_HOME": "/data/ann"}, "linux") == Path("/data/ann/feedeater")
+    assert default_home({**home, "XDG_DATA_HOME": "rel"}, "linux") == Path("/home/ann/.local/share/feedeater")
+    assert default_home(home, "darwin") == Path("/home/ann/Library/Application Support/feedeater")
+    assert default_home({"LOCALAPPDATA": "C:/Users/ann/AppData/Local"}, "win32") == Path(
+        "C:/Users/ann/AppData/Local/feedeater"
+    )
+
+
+def test_commands_from_another_directory_reach_the_same_instance(tmp_path: Path) -> None:
+    """Item 3: FEEDEATER_HOME defaulted to ./.feedeater, so `cd elsewhere && feedeater …` started a second,
+    empty instance (an API token created there "did not exist" for the real host)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FEEDEATER_") and k != "COLUMNS"}
+    env["XDG_DATA_HOME"] = str(tmp_path / "xdg")
+    data = tmp_path / "xdg" / "feedeater"
+    first, second = tmp_path / "project", tmp_path / "elsewhere"
+    first.mkdir()
+    (second / ".feedeater" / "postgres").mkdir(parents=True)  # an older version's data in the other directory
+
+    def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*FEEDEATER, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False
+        )
+
+    try:
+        empty = run(first, "rss", "list")
+        assert empty.returncode == 0, empty.stderr
+        assert empty.stdout.startswith(f"no feeds in {data} (the data directory;"), empty.stdout
+        made = run(first, "api", "token", "create", "--name", "day-two", "--json")
+        assert made.returncode == 0, made.stderr
+        listed = run(second, "api", "token", "list", "--json")
+        assert listed.returncode == 0, listed.stderr
+        assert [t["name"] for t in json.loads(listed.stdout)] == ["day-two"]
+        assert f"{second / '.feedeater'} holds data of an older feedeater" in listed.stderr, listed.stderr
+        assert "Traceback" not in listed.stderr
+        status = run(second, "status")
+        assert status.stdout.startswith(f"data: {data}\n"), status.stdout
+        assert not (first / ".feedeater").exists()
+    finally:
+        run(first, "services", "down")
+
+
+def test_bad_bus_subject_and_unknown_context_are_one_line_with_a_fix(cli_env: dict[str, str]) -> None:
+    """Issue #20: `bus tail 'foo bar'` ended in nats-py's BadSubjectError traceback; the README's
+    `contexts show digest:morning` named a key that is really `digest:digest:morning`."""
+    assert_one_line_error(
+        feedeater(cli_env, "bus", "tail", "foo bar"), "'foo bar' is not a subject: it contains a space"
+    )
+    assert_one_line_error(feedeater(cli_env, "bus", "tail", "feedeater.>.x"), "wildcards stand alone")
+    built = feedeater(cli_env, "digest", "build", "--type", "morning")
+    assert built.returncode == 0, built.stderr
+    assert_one_line_error(
+        feedeater(cli_env, "contexts", "show", "digest:morning"), "did you mean digest:digest:morning?"
+    )
+    shown = feedeater(cli_env, "contexts", "show", "digest:digest:morning")
+    assert shown.returncode == 0 and shown.stdout.startswith("digest:digest:morning"), shown

@@ -16,7 +16,16 @@ from prometheus_client import generate_latest
 from host import contexts
 from host.consumers import ERROR_HEADER, Consumer
 from host.events import Event
-from host.module import Job, Manifest, ModuleContext, ModuleSpec, ReceivedEvent, Service, Subscription
+from host.module import (
+    Idle,
+    Job,
+    Manifest,
+    ModuleContext,
+    ModuleSpec,
+    ReceivedEvent,
+    Service,
+    Subscription,
+)
 from host.runtime import Host
 from host.streams import DLQ as DLQ_STREAM
 from host.supervise import RESTART, Supervisor, Unit, failures_after
@@ -269,6 +278,51 @@ async def test_a_stop_ends_even_when_units_lose_or_convert_their_cancellation(ho
     await asyncio.wait_for(asyncio.gather(*(e.wait() for e in running.values())), timeout=60)
     await asyncio.wait_for(supervisor.stop(), timeout=120)
     assert [(u.state, u.restarts) for u in units] == [("stopped", 0), ("stopped", 0)]
+
+
+async def test_settings_restart_a_service_and_wake_an_idle_one(host: Host) -> None:
+    """A service with nothing to do as configured raises Idle: shown as idle (not running, not failed),
+    started again when its module's settings change; a running one restarts at once (issue #20)."""
+    ctx = await host.context("rss")
+    starts: list[str] = []
+
+    async def gateway(_ctx: ModuleContext) -> None:
+        starts.append("gateway")
+        if len(starts) == 1:
+            raise Idle("no token set")
+        await asyncio.Event().wait()
+
+    async def worker(_ctx: ModuleContext) -> None:
+        starts.append("worker")
+        await asyncio.Event().wait()
+
+    supervisor = Supervisor(host.require_pool(), "test-host")
+    idle = supervisor.add(Unit("demo", "gateway", "service"))
+    busy = supervisor.add(Unit("demo", "worker", "service"))
+    supervisor.start(idle, lambda: gateway(ctx))
+    supervisor.start(busy, lambda: worker(ctx))
+    try:
+        await until(lambda: _state(idle, "idle: no token set"), what="the idle state")
+        assert idle.restarts == 0 and idle.last_error is None
+        row = await host.require_pool().fetchrow(
+            "SELECT state FROM host.service_state WHERE name = 'gateway'"
+        )
+        assert row["state"] == "idle: no token set"
+        assert sorted(supervisor.restart_services("demo")) == ["demo.gateway", "demo.worker"]
+        await until(lambda: _state(idle, "running"), what="the woken service running")
+        await until(lambda: _starts(starts, 4), what="both started again")
+        assert sorted(starts) == ["gateway", "gateway", "worker", "worker"]
+        assert busy.state == "running" and busy.restarts == 0  # a restart for settings is no failure
+    finally:
+        await supervisor.stop()
+
+
+async def _state(unit: Unit, state: str) -> bool:
+    return unit.state == state
+
+
+async def _starts(starts: list[str], n: int) -> bool:
+    return len(starts) >= n
 
 
 async def test_a_consumer_behind_shows_its_lag(host: Host) -> None:

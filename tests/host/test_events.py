@@ -63,3 +63,16 @@ def test_context_updated_envelope() -> None:
         created_at=datetime(2026, 1, 1, tzinfo=UTC),
     )
     assert v3.event_id != ev.event_id and "messageId" not in v3.payload
+
+
+def test_subject_problems_are_named() -> None:
+    from host.events import subject_problem
+
+    assert subject_problem("feedeater.>") is None and subject_problem("feedeater.*.messageCreated") is None
+    assert subject_problem("foo bar") == "it contains a space"
+    assert (
+        subject_problem("feedeater..x")
+        == subject_problem("feedeater.")
+        == ("it has an empty token (two dots, or a dot at either end)")
+    )
+    assert subject_problem("feedeater.>.x") is not None and subject_problem("feedeater.rss*") is not None

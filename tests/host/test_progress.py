@@ -16,12 +16,17 @@ class Collect(logging.Handler):
     def __init__(self) -> None:
         super().__init__()
         self.lines: list[str] = []
+        self.levels: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
         self.lines.append(record.getMessage())
+        self.levels.append(record.levelname)
 
 
-async def test_overlapping_runs_are_reported_once_per_overlap_with_progress() -> None:
+async def test_overlapping_runs_are_reported_once_per_overlap_with_progress(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO)  # the overlap line is INFO (`run` logs at INFO)
     scheduler_log = logging.getLogger("apscheduler.scheduler")
     overlap_filter = logs.OverlapFilter()  # what logs.setup installs
     scheduler_log.addFilter(overlap_filter)
@@ -57,6 +62,7 @@ async def test_overlapping_runs_are_reported_once_per_overlap_with_progress() ->
         assert len(overlaps()) == 1, collected.lines
         assert overlaps()[0].startswith("job t.slow is still running for ")
         assert "3/10 feeds" in overlaps()[0]
+        assert set(collected.levels) == {"INFO"}  # a job longer than its interval: nothing to act on
         assert not any("maximum number of running instances" in line for line in collected.lines)
         release.set()  # the run ends; the next overlap is a new one and is reported again
 
@@ -95,3 +101,34 @@ def test_bars_are_silent_off_a_terminal(tty: bool, capsys: pytest.CaptureFixture
         update(1, None)
         update(3, 3)
     assert capsys.readouterr().err == ""
+
+
+def test_log_lines_go_above_a_progress_bar_not_into_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue #20 item 9: log lines written while an import's bar was drawn landed inside its line."""
+    import io
+    import sys
+
+    terminal = io.StringIO()
+    terminal.isatty = lambda: True  # type: ignore[method-assign]
+    monkeypatch.setattr(sys, "stderr", terminal)
+    handler = logging.StreamHandler(terminal)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        with progress.bar("importing", 3) as update:
+            assert handler.stream is not terminal  # rich's proxy, which prints above the bar
+            update(1, None)
+            logging.getLogger("feedeater.test").warning("a line while the bar is drawn")
+        assert handler.stream is terminal
+    finally:
+        root.removeHandler(handler)
+    assert "a line while the bar is drawn\n" in terminal.getvalue()
+
+
+def test_progress_in_words_with_rate_and_time_left() -> None:
+    report = progress.Report(started=100.0, done=117, total=192, unit="entries")
+    shown = report.as_dict(now=137.0)
+    assert shown == {"done": 117, "total": 192, "unit": "entries", "per_second": 3.16, "eta_seconds": 24}
+    assert progress.text(shown) == "117/192 entries, 3.16/s, about 24 s left"
+    assert progress.text(progress.Report(started=100.0, done=5).as_dict(now=100.5)) == "5 items"  # too soon
+    assert progress.text({"done": 0, "total": None}) == ""

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from host.textfmt import duration, fit, plural, relative, table, upcoming, when, width
+import pytest
+
+from host.textfmt import duration, fit, plural, relative, table, terminal_columns, upcoming, when, width
 
 
 def test_wide_and_combining_characters_have_their_terminal_width() -> None:
@@ -29,6 +31,24 @@ def test_tables_align_wide_characters_and_shrink_to_fit() -> None:
     assert max(width(line) for line in wide.splitlines()) <= 40 and wide.endswith("…")
     capped = table([("k", "v" * 30, "d")], ["key", "value", "d"], limits={1: 10}, total=200)
     assert "v" * 9 + "…" in capped and "v" * 11 not in capped
+    url = "https://example.com/" + "p" * 100
+    kept = table([("t" * 60, url)], ["title", "url"], total=80, whole=(1,))
+    assert kept.splitlines()[1].endswith(url) and "t" * 60 not in kept  # the title gives way, not the URL
+
+
+def test_nothing_is_cut_off_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pipe or a file has no width: tables and lines stay whole (issue #20 item 5)."""
+    import io
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.setattr("sys.stdout", io.StringIO())
+    assert terminal_columns() is None
+    long = "x" * 300
+    out = table([("k", long)], ["key", "value"], limits={1: 10})
+    assert long in out and "…" not in out
+    assert fit(long, None) == long
+    monkeypatch.setenv("COLUMNS", "50")  # an explicit width still applies
+    assert terminal_columns() == 50 and "…" in table([("k", long)], ["key", "value"])
 
 
 def test_times_and_durations_are_humanized() -> None:

@@ -24,7 +24,13 @@ def test_poll_named_feeds_now(
     a, b = (str(f["id"]) for f in added)
     done = feedeater(env, "rss", "poll", a, feed_server.url("/b"), "--json")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"feeds": 2, "fetched": 2, "failed": {}, "new_entries": 2}
+    assert json.loads(done.stdout) == {
+        "feeds": 2,
+        "fetched": 2,
+        "failed": {},
+        "deferred": {},
+        "new_entries": 2,
+    }
     feed_server.route("/a", Route(body=rss([("a1", "First", stamp, "x"), ("a2", "Second", stamp, "z")])))
     again = feedeater(env, "rss", "poll", a)
     assert again.returncode == 0 and again.stdout.strip() == "fetched 1 of 1 feed: 1 new entry", again.stdout

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from modules.rss.cli import FETCH_NOW_CONCURRENCY
 from tests.feedserver import FeedServer, Route, ago, rss
 from tests.host.test_cli import assert_one_line_error
 from tests.services import FEEDEATER, feedeater, feedeater_env
@@ -41,7 +42,13 @@ def test_add_fetches_at_once_and_entries_can_be_read_and_marked(
     feed_server.route("/feed", Route(body=rss(items, title="Daily")))
     feed_server.route("/pod", Route(body=ENCLOSED))
     added = json.loads(ok(env, "rss", "add", feed_server.url("/feed"), "--json"))
-    assert added["created"] and added["fetch"] == {"feeds": 1, "fetched": 1, "failed": {}, "new_entries": 3}
+    assert added["created"] and added["fetch"] == {
+        "feeds": 1,
+        "fetched": 1,
+        "failed": {},
+        "deferred": {},
+        "new_entries": 3,
+    }
     text = ok(env, "rss", "add", feed_server.url("/pod"))
     assert "fetched 1 of 1 feed: 1 new entry" in text  # singular, and fetched without waiting for a tick
     pending = ok(env, "contexts", "show", f"rss:feed:{added['id']}")  # entries, no summary yet
@@ -82,6 +89,59 @@ def test_add_fetches_at_once_and_entries_can_be_read_and_marked(
     assert_one_line_error(feedeater(env, "rss", "mark", str(story0)), "nothing to mark", "--read")
     assert_one_line_error(feedeater(env, "rss", "entry", "999999"), "no entry 999999")
     assert_one_line_error(feedeater(env, "rss", "entries", "4242"), "no feed '4242'")
+
+
+def test_import_counts_feeds_the_host_circuit_held_back_as_deferred_not_fetched(
+    env: dict[str, str], feed_server: FeedServer, tmp_path: Path
+) -> None:
+    """Issue #20 item 7: "fetched 16 of 91 feeds" counted 16 feeds the per-host circuit breaker deferred,
+    never requested (`last_polled_at` empty)."""
+    count = 3 * FETCH_NOW_CONCURRENCY  # more than are fetched at once: the later ones meet an open circuit
+    for i in range(count):
+        feed_server.route(f"/down{i}", Route(status=503, body=b"down"))
+    opml = tmp_path / "down.opml"
+    opml.write_text(
+        '<?xml version="1.0"?><opml version="2.0"><body>'
+        + "".join(
+            f'<outline type="rss" text="D{i}" xmlUrl="{feed_server.url(f"/down{i}")}"/>' for i in range(count)
+        )
+        + "</body></opml>"
+    )
+    breaker = {**env, "FEEDEATER_RSS_HOST_CIRCUIT_FAILURES": "2", "FEEDEATER_RSS_PER_HOST_CONCURRENCY": "1"}
+    res = feedeater(breaker, "rss", "import", str(opml), "--json")
+    assert res.returncode == 0, res.stderr
+    fetch = json.loads(res.stdout)["fetch"]
+    assert fetch["fetched"] == 0 and len(fetch["failed"]) + len(fetch["deferred"]) == count, fetch
+    assert len(fetch["deferred"]) >= FETCH_NOW_CONCURRENCY, fetch
+    assert set(fetch["deferred"].values()) == {
+        "deferred: the host's circuit breaker is open (the host failed repeatedly)"
+    }
+    polled = {str(f["id"]): f["last_polled_at"] for f in json.loads(ok(env, "rss", "list", "--json"))}
+    assert all(polled[fid] is None for fid in fetch["deferred"]) and all(
+        polled[fid] for fid in fetch["failed"]
+    )
+
+
+def test_fetch_summary_in_words() -> None:
+    from collections import Counter
+
+    from modules.rss.cli import _fetch_text, fetch_summary
+
+    results: dict[int, Counter[str] | BaseException] = {
+        1: Counter({"status_200": 1, "new": 3}),
+        2: Counter({"status_503": 1}),
+        3: Counter({"status_circuit_open": 1}),
+        4: Counter({"status_circuit_open": 1}),
+    }
+    summary = fetch_summary([1, 2, 3, 4, 5], results, {2: "HTTP 503"})
+    assert (summary["fetched"], summary["new_entries"], list(summary["deferred"])) == (1, 3, ["3", "4", "5"])
+    assert _fetch_text(summary).splitlines() == [
+        "fetched 1 of 5 feeds: 3 new entries",
+        "  feed 2 failed: HTTP 503",
+        "  2 feeds deferred: the host's circuit breaker is open (the host failed repeatedly): 3, 4"
+        " (the poll job fetches them later)",
+        "  1 feed deferred: another poll is fetching it: 5 (the poll job fetches them later)",
+    ]
 
 
 def test_import_fetches_the_new_feeds_and_reports_failures_in_words(
@@ -177,12 +237,23 @@ def test_show_is_formatted_and_wide_titles_align(env: dict[str, str], feed_serve
     unpolled = ok(env, "rss", "show", str(later["id"])).splitlines()
     assert "polled:       never" in unpolled and "last success: never" in unpolled, unpolled
     ok(env, "rss", "remove", str(later["id"]))
-    listing = ok(env, "rss", "list").splitlines()
+    terminal = {**env, "COLUMNS": "100"}  # a terminal's width (a pipe has none: nothing is cut there)
+    listing = ok(terminal, "rss", "list").splitlines()
     assert "…" in listing[2] and "L" * 80 not in listing[2]  # a long title is cut, not wrapped
     from host.textfmt import width
 
     url_columns = {width(line[: line.index("http://")]) for line in listing[1:]}
     assert len(url_columns) == 1, listing  # the wide title does not push its row's URL out of line
+    assert all(line.rstrip().endswith(("/pod", "/long")) for line in listing[1:]), listing  # URLs whole
+
+
+def test_piped_listings_are_never_cut(env: dict[str, str], feed_server: FeedServer) -> None:
+    """Issue #20 item 5: off a terminal every cell is whole, so `rss list | grep URL` finds the URL."""
+    path = "/a-rather-long-path/to/a/feed/that/would/not/fit/in/eighty/columns/at/all/nope.xml"
+    feed_server.route(path, Route(body=rss([("a", "A", ago(hours=1), "x")], title="T" * 90)))
+    ok(env, "rss", "add", feed_server.url(path), "--no-fetch")
+    listing = ok(env, "rss", "list")
+    assert feed_server.url(path) in listing and "T" * 90 in listing and "…" not in listing, listing
 
 
 def test_import_shows_a_progress_bar_on_a_terminal(
@@ -218,3 +289,38 @@ def test_import_shows_a_progress_bar_on_a_terminal(
     shown = b"".join(chunks).decode(errors="replace")
     assert "fetching new feeds" in shown and "3/3" in shown  # rich's bar, drawn on the terminal
     assert "imported 3 feeds (0 already present)" in shown
+
+
+def test_reading_on_the_second_day(env: dict[str, str], feed_server: FeedServer) -> None:
+    """Issue #20's smaller items: the CLI could not page past a page of entries or mark a whole feed read;
+    `--read --unread` was accepted; a message id was refused; `rss set` echoed `interval=1800`, `None`,
+    `True`; an unknown folder listed nothing, silently."""
+    items = [(f"g{i}", f"Story {i}", ago(hours=i + 1), f"Body {i}.") for i in range(5)]
+    feed_server.route("/feed", Route(body=rss(items, title="Daily")))
+    feed = json.loads(ok(env, "rss", "add", feed_server.url("/feed"), "--json"))["id"]
+
+    seen: list[int] = []
+    page = json.loads(ok(env, "rss", "entries", "--limit", "2", "--json"))
+    while page:
+        seen += [e["id"] for e in page]
+        page = json.loads(ok(env, "rss", "entries", "--limit", "2", "--before", str(seen[-1]), "--json"))
+    assert len(seen) == len(set(seen)) == 5
+    assert f"older ones: the same command with --before {seen[1]}" in ok(
+        env, "rss", "entries", "--limit", "2"
+    )
+
+    assert ok(env, "rss", "mark", "--feed", str(feed), "--read") == "marked 5 entries read\n"
+    assert json.loads(ok(env, "rss", "entries", "--unread", "--json")) == []
+    assert_one_line_error(feedeater(env, "rss", "mark", str(seen[0]), "--read", "--unread"), "contradict")
+    assert_one_line_error(feedeater(env, "rss", "mark", "--read"), "a whole feed with --feed")
+
+    entry = json.loads(ok(env, "rss", "entry", str(seen[0]), "--json"))
+    by_message = json.loads(ok(env, "rss", "entry", entry["message_id"], "--json"))
+    assert by_message["id"] == seen[0]
+    assert_one_line_error(feedeater(env, "rss", "entry", "first"), "neither an entry id nor a message id")
+
+    changed = ok(env, "rss", "set", str(feed), "interval=30", "enabled=true", "folder=", "retention=default")
+    assert changed == (
+        f"feed {feed}: polled every 30 min, enabled, in no folder, retention the default (rss.retention_days)\n"
+    )
+    assert_one_line_error(feedeater(env, "rss", "list", "--folder", "Nope"), "no folder 'Nope'")

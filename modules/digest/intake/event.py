@@ -8,6 +8,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from host.events import contract_violation
 from modules.digest.dedup.urls import domain
 from modules.digest.model import Article
 from modules.digest.text import demojibake
@@ -61,20 +62,14 @@ def is_own(payload: dict[str, Any]) -> bool:
 
 
 def to_article(payload: dict[str, Any]) -> Article:
-    """Raises MalformedEvent with a one-line reason for anything that is not a usable message."""
-    kind = payload.get("type")
-    if kind not in ("MessageCreated", "MessageUpdated"):
-        raise MalformedEvent(f"type is {str(kind)[:40]!r}, expected MessageCreated or MessageUpdated")
-    message = payload.get("message")
-    if not isinstance(message, dict):
-        raise MalformedEvent("message is missing or not an object")
-    try:
-        message_id = uuid.UUID(str(message.get("id")))
-    except ValueError:
-        raise MalformedEvent(f"message.id is not a UUID: {str(message.get('id'))[:40]!r}") from None
-    text = message.get("Message")
-    if not isinstance(text, str):
-        raise MalformedEvent("message.Message is missing or not a string")
+    """Raises MalformedEvent with a one-line reason for an event that breaks the bus's message contract
+    (host.events.contract_violation, docs/bus.md); every event that keeps it becomes an article."""
+    if (why := contract_violation(payload)) is not None:
+        raise MalformedEvent(why)
+    kind = payload["type"]
+    message = payload["message"]
+    message_id = uuid.UUID(str(message["id"]))
+    text = message["Message"]
     source = _object(message.get("source"))
     module = str(source.get("module") or "unknown")
     stream = str(source.get("stream") or "")
@@ -102,10 +97,8 @@ def to_article(payload: dict[str, Any]) -> Article:
         content_hash = ""
     title, text = demojibake(title), demojibake(text)
     if not title:
-        title = text.strip().split("\n", 1)[0][:300]
+        title = text.strip().split("\n", 1)[0][:300]  # never empty: the contract's Message is not
     body = text[len(title) :].strip() if text.startswith(title) else text.strip()
-    if not title and not body:
-        raise MalformedEvent("message has neither a title nor a body")
     words = body.split()
     return Article(
         message_id=message_id,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from datetime import datetime
 from typing import Any
@@ -30,7 +29,7 @@ async def insert(
         await conn.fetchval(
             """INSERT INTO mod_digest.digests (id, type, window_start, window_end, scheduled, article_count,
                    duplicates_removed, markdown, structured)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb) ON CONFLICT (id) DO NOTHING RETURNING true""",
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING RETURNING true""",
             digest_id,
             kind,
             start,
@@ -39,7 +38,7 @@ async def insert(
             article_count,
             duplicates_removed,
             markdown,
-            json.dumps(structured, default=str),
+            structured,  # the pool's jsonb codec encodes it: json.dumps here stored a JSON *string*
         )
     )
 

@@ -30,6 +30,7 @@ __all__ = [
     "FeedCreate",
     "FeedPatch",
     "FetchSummary",
+    "ItemExplanation",
     "OpmlImportResult",
     "RawFetch",
     "Refused",
@@ -37,7 +38,7 @@ __all__ = [
     "SearchResults",
 ]
 
-FeedState = str  # "ok", "new", "disabled", "dead", "failing ×N" (modules.rss.cli.feed_state)
+FeedState = str  # "ok", "new", "disabled", "dead", "failing ×N", "forbidden ×N" (modules.rss.cli.feed_state)
 
 
 class Feed(BaseModel):
@@ -67,6 +68,14 @@ class Feed(BaseModel):
     total_errors: int
     interval_s: float | None = Field(description="the adaptive interval the scheduler chose")
     interval_reason: str | None
+    min_interval_s: int | None = Field(
+        default=None, description="the feed's own interval floor; null: the setting"
+    )
+    max_interval_s: int | None = Field(
+        default=None, description="the feed's own interval ceiling; null: the setting"
+    )
+    push_only: bool = Field(default=False, description="no polling while a WebSub subscription is active")
+    backfill: bool = Field(default=True, description="RFC 5005 archives are walked")
     entries: int
     state: FeedState
 
@@ -118,6 +127,10 @@ class FeedPatch(BaseModel):
     interval_minutes: float | None = _bounded("interval")
     retention_days: int | None = _bounded("retention")
     lookback_hours: int | None = _bounded("lookback")
+    min_interval_minutes: float | None = _bounded("min_interval")
+    max_interval_minutes: float | None = _bounded("max_interval")
+    push_only: bool | None = None
+    backfill: bool | None = None
 
     _whole_numbers = field_validator("retention_days", "lookback_hours", mode="before")(_whole)
 
@@ -131,18 +144,56 @@ class FeedPatch(BaseModel):
             "interval_minutes": "interval",
             "retention_days": "retention",
             "lookback_hours": "lookback",
+            "min_interval_minutes": "min_interval",
+            "max_interval_minutes": "max_interval",
+            "push_only": "push_only",
+            "backfill": "backfill",
         }
         out: dict[str, Any] = {}
         for field in self.model_fields_set:
             value = getattr(self, field)
-            if value is None and field in ("title", "enabled", "full_text"):
+            if value is None and field in ("title", "enabled", "full_text", "push_only", "backfill"):
                 continue  # these have no default to reset to: null means "leave it"
-            if field == "interval_minutes" and value is not None:
+            if field.endswith("interval_minutes") and value is not None:
                 value = round(value * 60)
             if field == "folder":
                 value = value.strip().strip("/") or None if value else None
             out[names[field]] = value
         return out
+
+
+class ItemExplanation(BaseModel):
+    """Why an item was (not) announced (`feedeater rss why --json`, GET /feeds/{id}/why, the console's
+    entry page): one decision from stored facts (modules/rss/explain)."""
+
+    feed_id: int
+    query: str = Field(description="the guid, link, entry id or message id asked about")
+    verdict: Literal["announced", "not-announced", "not-stored", "not-seen"]
+    reason: str = Field(
+        description="realtime, first-poll, before-cutoff, future, archive-page, filtered, over-cap, deleted,"
+        " not-listed, never-polled or unknown (stored before the decision was recorded)"
+    )
+    announced: bool | None = Field(
+        description="its MessageCreated was realtime; null when not stored or unknown"
+    )
+    summary: str
+    lines: list[str] = Field(description="the explanation, one fact per line (what the CLI prints)")
+    next_poll: str
+    entry_id: int | None
+    message_id: str | None
+    guid: str | None
+    guid_source: str | None
+    link: str | None
+    fetch_id: int | None = Field(description="the raw fetch the entry was first stored from (GET /raw/{id})")
+    last_fetch_id: int | None = Field(description="the latest raw fetch that listed it")
+    first_seen: datetime | None
+    last_seen: datetime | None
+    listed: bool | None = Field(description="in the feed's latest stored document; null when there is none")
+
+    @classmethod
+    def of(cls, explanation: Any) -> ItemExplanation:
+        """From a modules.rss.explain.Explanation (a dataclass with these fields)."""
+        return cls.model_validate({name: getattr(explanation, name) for name in cls.model_fields})
 
 
 class EntrySummary(BaseModel):
@@ -192,6 +243,9 @@ class RawFetch(BaseModel):
     status: int
     fetched_at: datetime
     headers: dict[str, str]
+    request_headers: dict[str, str] | None = Field(
+        default=None, description="what the request sent (null for pushed documents and older fetches)"
+    )
     body_sha256: str
     size: int
     parse_error: str | None
@@ -204,6 +258,10 @@ class FetchSummary(BaseModel):
     feeds: int
     fetched: int
     failed: dict[str, str] = Field(description="feed id → the error of its fetch")
+    deferred: dict[str, str] = Field(
+        default_factory=dict,
+        description="feed id → why it was not fetched now (the poll job fetches it later)",
+    )
     new_entries: int
 
 
@@ -254,8 +312,13 @@ class Coverage(BaseModel):
 class SearchResults(BaseModel):
     """A search reply (`feedeater search --json`, NATS `feedeater.rss.search`, GET /search)."""
 
-    results: list[SearchHit]
+    results: list[SearchHit] = Field(description="answers at or above the relevance floor, at most `limit`")
     mode: Literal["hybrid", "text", "vector"]
     degraded_reason: str | None = None
     model: str | None = None
     coverage: Coverage | None
+    weaker: list[SearchHit] = Field(
+        default_factory=list,
+        description="the best few matches below the relevance floor (some words only, or a distant vector "
+        "neighbour), kept apart from `results`; together never more than `limit`",
+    )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import re
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
 import asyncpg
@@ -32,6 +32,7 @@ from modules.rss.api.models import (
     FeedCreate,
     FeedPatch,
     FetchSummary,
+    ItemExplanation,
     OpmlImportResult,
     RawFetch,
     SearchResults,
@@ -204,6 +205,29 @@ async def build(ctx: ModuleContext) -> APIRouter:
             fix = f'enable it first: PATCH /api/v1/feeds/{feed_id} with {{"enabled": true}}'
             raise HttpError(409, refused[0], fix)
         return FetchSummary.model_validate(await fetch_now(ctx, [feed_id]))
+
+    @router.get(
+        "/feeds/{feed_id}/why",
+        summary="Why an item was (not) announced, as `feedeater rss why`",
+        description="Seen in which fetch, with which identity; announced or not and why (before the lookback"
+        " cutoff, first poll, archive page, filtered by a processor, over the item cap, …); what the next"
+        " poll will do. The item is a guid, a link, an entry id or a message id.",
+    )
+    async def why(
+        feed_id: FeedId,
+        item: str = Query(
+            min_length=1, max_length=4096, pattern=NO_NUL, description="guid, link, entry id or message id"
+        ),
+    ) -> ItemExplanation:
+        from modules.rss.explain import why as explain_item
+        from modules.rss.websub import subscribe as websub
+
+        async with pool.acquire() as conn:
+            await _feed(conn, feed_id)
+            explanation = await explain_item(
+                conn, ctx.settings, feed_id, item, now=datetime.now(UTC), push=websub.enabled(ctx)
+            )
+        return ItemExplanation.of(explanation)
 
     @router.get(
         "/feeds/{feed_id}/entries",

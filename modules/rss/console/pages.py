@@ -12,8 +12,10 @@ import asyncio
 import difflib
 import html
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+import asyncpg
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from markupsafe import Markup
@@ -186,15 +188,18 @@ async def build(ctx: ModuleContext) -> APIRouter:
             if not url:
                 raise UserError("give the URL of a feed or of a page that links to one")
             subscribe.vet_url(url, allow_private_networks=bool(ctx.settings["allow_private_networks"]))
+            validated = await subscribe.validate(fetcher(), url)
             async with ctx.pool.acquire() as conn:
-                row, created = await subscribe.subscribe(conn, fetcher(), url, folder=folder)
+                row, created = await subscribe.subscribe(
+                    conn, fetcher(), url, folder=folder, validated=validated
+                )
         except subscribe.SeveralFeeds as exc:
             return await feeds_page(request, 409, choices=exc.found, url=url, add_error=exc.message)
         except (UserError, subscribe.BlockedURLError) as exc:
             return await feeds_page(request, 400, add_error=str(exc), url=url)
         if created:
             _poll_soon(ctx, row.id)
-        return RedirectResponse(f"/rss/feeds/{row.id}", 303)
+        return RedirectResponse(f"/rss/feeds/{row.id}" + ("?empty=1" if validated.notice else ""), 303)
 
     @router.post("/feeds/import", response_model=None)
     async def import_opml(request: Request) -> Response:
@@ -332,6 +337,7 @@ async def build(ctx: ModuleContext) -> APIRouter:
             except UserError as exc:
                 return page(request, "error.html", 404, title="No such entry", message=str(exc))
             earlier = await views.entry_revisions(conn, entry_id) if row["revision"] > 1 else []
+            why = await _why(conn, row)
         content = row["content_html"] or row["summary_html"] or ""
         return page(
             request,
@@ -340,7 +346,16 @@ async def build(ctx: ModuleContext) -> APIRouter:
             e=row,
             srcdoc=frame_document(content, row["link"]) if content else None,
             revisions=revision_changes(row, earlier),
+            why=why,
         )
+
+    async def _why(conn: asyncpg.Connection, row: dict[str, Any]) -> Any:
+        """The entry's announcement explained, as `rss why` gives it (by its guid: exact)."""
+        from modules.rss.explain import why
+        from modules.rss.websub import subscribe as websub
+
+        now = datetime.now(UTC)
+        return await why(conn, ctx.settings, row["feed_id"], row["guid"], now=now, push=websub.enabled(ctx))
 
     @router.post("/entries/{entry_id}/state")
     async def entry_state(request: Request, entry_id: int) -> RedirectResponse:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -219,7 +219,7 @@ async def embed_pending(
     batch_size: int,
     max_chars: int,
     run_seconds: float,
-    progress: Callable[[Counter[str]], None] | None = None,
+    progress: Callable[[Counter[str]], Awaitable[None]] | None = None,
 ) -> Counter[str]:
     """Embed due pending entries batch by batch until none are left, time is up, or the provider fails."""
     counts: Counter[str] = Counter()
@@ -250,40 +250,45 @@ async def embed_pending(
             counts["failed"] += len(out.refused)
         counts["batches"] += 1
         if progress is not None:
-            progress(counts)
+            await progress(counts)
     return +counts
 
 
-PROGRESS_LOG_S = 30.0  # a long embed run logs how far it has got this often
+PROGRESS_LOG_S = 30.0  # a long embed run re-counts its backlog and logs how far it has got this often
 
 
 async def run(ctx: ModuleContext) -> dict[str, Any]:
     """The scheduled job; with no embedder configured it does nothing (search stays full-text).
 
-    Returns (and so `jobs list` / `status` show) what it embedded, its rate and the backlog left."""
+    While it runs, its progress is the backlog: done so far of done + still pending (entries keep
+    arriving), with rate and time left (`jobs list`, `status`, the console, /metrics). Returns what it
+    embedded, its rate and the backlog left."""
     embedder = ctx.ai.embedder
     if embedder is None:
         return {"skipped": "no embedder configured"}
     started = time.monotonic()
     waiting = (await backlog(ctx.pool))["pending"]
+    metrics.EMBED_BACKLOG.set(waiting)
     progress.expect(waiting, "entries")
-    last_log, reported = started, 0
+    reported, last_log = 0, started
 
-    def report(counts: Counter[str]) -> None:
-        nonlocal last_log, reported
+    async def report(counts: Counter[str]) -> None:
+        nonlocal reported, last_log
         done = counts["embedded"] + counts["empty"] + counts["failed"]
         progress.advance("entries", done - reported)
         reported = done
-        now = time.monotonic()
-        if now - last_log >= PROGRESS_LOG_S:
-            last_log = now
-            log.info(
-                "embedding newest first: %d of %d done (%.1f/s)",
-                done,
-                waiting,
-                counts["embedded"] / (now - started),
-                extra={"done": done, "backlog": waiting},
-            )
+        if time.monotonic() - last_log < PROGRESS_LOG_S:
+            return
+        last_log = time.monotonic()
+        pending = (await backlog(ctx.pool))["pending"]  # entries arrived since: the total grows
+        metrics.EMBED_BACKLOG.set(pending)
+        progress.left(pending, "entries")
+        shown = progress.running_here()
+        log.info(
+            "embedding newest first: %s",
+            progress.text(shown.as_dict()) if shown is not None else f"{done} done, {pending} pending",
+            extra={"done": done, "backlog": pending},
+        )
 
     counts = await embed_pending(
         ctx.pool,

@@ -26,6 +26,26 @@ class Known:
 class New:
     entry: Entry
     realtime: bool = False  # set by the `mark_realtime` processor
+    reason: str = "not-judged"  # why it is (not) realtime: realtime, first-poll, before-cutoff, … (REASONS)
+
+
+# Why a new entry's MessageCreated is (not) realtime, stored as entries.intake_reason (`rss why` explains them).
+REASONS = {
+    "realtime": "announced in real time",
+    "first-poll": "part of the feed's first poll (its backlog is never announced in real time)",
+    "before-cutoff": "published before the lookback cutoff",
+    "future": "dated in the future",
+    "archive-page": "read from an RFC 5005 archive page (history, never real time)",
+    "not-judged": "no processor judged it",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Filtered:
+    """A new entry a processor removed: it is not stored and not announced (intake_skips keeps the fact)."""
+
+    entry: Entry
+    processor: str
 
 
 @dataclass(slots=True)
@@ -51,6 +71,7 @@ class Intents:
     revised: list[Revised] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)  # guids seen again with the same content
     gone: list[str] = field(default_factory=list)  # guids deleted before (tombstoned): never re-added
+    filtered: list[Filtered] = field(default_factory=list)  # new entries a processor removed (processors.run)
     grace_minutes: int = 0  # the lookback window is this much wider (scheduler drift at its edge)
     fetch_id: int | None = None  # the raw fetch the entries were parsed from (events carry it)
     typical_order: str | None = None  # how the feed orders its entries (ingest.order), None = unknown

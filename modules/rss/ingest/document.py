@@ -56,6 +56,7 @@ async def ingest_document(
             headers=headers,
             body=body,
             keep=int(ctx.settings["raw_keep"]),
+            request_headers=None,  # pushed to us: no request of ours
         )
     if raw.same_as_last and skip_same:
         return Stored(None)
@@ -85,6 +86,21 @@ async def ingest_document(
     return Stored(parsed, intents, frozenset(inserted))
 
 
+@dataclass(frozen=True, slots=True)
+class Lookback:
+    hours: int
+    source: str  # "override" (the feed's `lookback`) or "default" (rss.lookback_hours), seed 004 §2.1
+    grace_minutes: int
+
+
+def lookback(ctx: ModuleContext, feed: store.FeedRow) -> Lookback:
+    """The lookback window a feed's new entries are judged by, and where it came from."""
+    grace = int(ctx.settings["lookback_grace_minutes"])
+    if feed.lookback_hours:
+        return Lookback(feed.lookback_hours, "override", grace)
+    return Lookback(int(ctx.settings["lookback_hours"]), "default", grace)
+
+
 async def ingest_parsed(
     ctx: ModuleContext,
     conn: asyncpg.Connection,
@@ -107,7 +123,7 @@ async def ingest_parsed(
         entries=parsed.entries,
         now=now,
         first_poll=first_poll,
-        lookback_hours=feed.lookback_hours or int(ctx.settings["lookback_hours"]),
+        lookback_hours=lookback(ctx, feed).hours,
         grace_minutes=int(ctx.settings["lookback_grace_minutes"]),
         fetch_id=fetch_id,
         typical_order=typical_order,
@@ -120,7 +136,14 @@ async def parse_body(
 ) -> Feed:
     """Parse in the worker process when there is one: parsing is CPU-bound and would stall the event loop.
     Polls, WebSub pushes and archive pages all parse here."""
-    job = partial(parse_feed, body, url=url, content_type=content_type, now=now)
+    job = partial(
+        parse_feed,
+        body,
+        url=url,
+        content_type=content_type,
+        now=now,
+        max_items=int(ctx.settings["max_items_per_document"]),
+    )
     pool: ProcessPoolExecutor | None = ctx.state.get("parse_pool")
     if pool is None:
         return job()

@@ -6,15 +6,18 @@ diffed, processed, stored and announced the same way.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from datetime import datetime
 
 import asyncpg
 
 from host.module import Emit
-from modules.rss import store
-from modules.rss.ingest import diff, processors, publish
+from modules.rss import metrics, store
+from modules.rss.ingest import diff, processors, publish, summary
 from modules.rss.model import Entry
+
+log = logging.getLogger("feedeater.rss.intake")
 
 
 async def ingest(
@@ -52,4 +55,12 @@ async def ingest(
     )
     inserted = await store.write(conn, intents)
     await emit(conn, *publish.events(intents, inserted))
+    metrics.ITEMS.labels("all").inc(len(entries))
+    metrics.ITEMS.labels("undated").inc(sum(e.published is None for e in entries))
+    metrics.ITEMS.labels("duplicate").inc(len(intents.unchanged))
+    if log.isEnabledFor(logging.DEBUG):  # seed 004 §2.5: one line per item with its decision
+        for guid, decision in summary.item_decisions(intents, inserted):
+            log.debug(
+                "feed %s: item %s: %s", feed_id, guid, decision, extra={"feed_id": feed_id, "guid": guid}
+            )
     return intents, inserted

@@ -7,6 +7,7 @@ events and the new poll state commit together in one transaction.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import random
 import re
@@ -19,16 +20,24 @@ from typing import Any, Literal
 
 import asyncpg
 
-from host import progress, tracing
+from host import progress, tracing, warnonce
 from host.breaker import BreakerParams
 from host.groupcommit import GroupCommit
 from host.jobs import current_run_id
 from host.module import ModuleContext
 from host.net.fetcher import Fetcher, FetchResult
-from host.warnonce import WarnOnce
 from modules.rss import metrics, store
-from modules.rss.ingest import circuit, document, observe, order, summary
-from modules.rss.ingest.schedule import Decision, Outcome, ScheduleParams, decide, push_safety_check
+from modules.rss.ingest import circuit, document, observe, order, processors, summary
+from modules.rss.ingest.schedule import (
+    Decision,
+    Outcome,
+    ScheduleParams,
+    decide,
+    feed_params,
+    push_safety_check,
+    push_wait,
+    rate_limit_wait,
+)
 from modules.rss.model import Feed
 from modules.rss.parse import FeedParseError
 from modules.rss.store import backfill as backfill_store
@@ -44,6 +53,12 @@ def schedule_params(settings: dict[str, Any] | Any) -> ScheduleParams:
         initial_s=settings["default_interval_minutes"] * 60,
         min_s=settings["min_interval_minutes"] * 60,
         max_s=settings["max_interval_minutes"] * 60,
+        up=settings["interval_up_factor"],
+        down=settings["interval_down_factor"],
+        ewma_alpha=settings["ewma_alpha"],
+        blend_lambda=settings["ewma_blend"],
+        jitter=settings["jitter_ratio"],
+        backoff_cap_s=settings["error_backoff_cap_minutes"] * 60,  # >= 60 s, the backoff base
     )
 
 
@@ -59,6 +74,7 @@ def make_fetcher(settings: dict[str, Any] | Any) -> Fetcher:
         per_host_burst=settings["per_host_burst"],
         host_circuit=circuit.host_params(settings),
         allow_private_networks=settings["allow_private_networks"],
+        max_redirects=settings["max_redirects"],
     )
 
 
@@ -191,8 +207,7 @@ async def _poll_one(ctx: ModuleContext, claim: store.Claim, run_id: str | None) 
         decision, error = await _handle_no_body(ctx, claim, res, now)
     seconds = time.monotonic() - started
     metrics.POLL_SECONDS.observe(seconds)
-    failing = error is not None and claim.consecutive_errors + 1 >= FAILING_AFTER
-    _warn(ctx, feed.id, "fetch", [f"failing ({status})"] if failing else [], detail=error)
+    lookback = document.lookback(ctx, feed)
     line = summary.fields(
         run_id=run_id or new_run_id(),
         feed_id=feed.id,
@@ -204,6 +219,9 @@ async def _poll_one(ctx: ModuleContext, claim: store.Claim, run_id: str | None) 
         decision=decision,
         now=now,
         error=error,
+        cutoff=processors.lookback_cutoff(now, lookback.hours, lookback.grace_minutes),
+        lookback_hours=lookback.hours,
+        lookback_source=lookback.source,
     )
     log.info(summary.message(line), extra=line)
     progress.advance("feeds")
@@ -229,6 +247,7 @@ async def _handle_body(
             url=res.url,
             status=res.status,
             headers=res.headers,
+            request_headers=res.request_headers,
             body=res.body,
             keep=int(ctx.settings["raw_keep"]),
         )
@@ -247,12 +266,12 @@ async def _handle_body(
         error = f"not a feed: {exc}"
         async with ctx.pool.acquire() as conn, conn.transaction():
             await store.mark_parse_error(conn, raw.raw_id, str(exc))
-            decision = await _record_failure(
-                ctx, conn, claim, now, status=200, error=error, retry_after_s=None
-            )
+            decision = await _record_failure(ctx, conn, claim, res, now, status=200, error=error)
         return Counter(parse_errors=1), decision, error
     metrics.PARSE_SECONDS.observe(time.monotonic() - parse_started)
-    _warn(ctx, feed.id, "parse", _conditions(parsed))
+    metrics.SKIPPED_ITEMS.labels("empty").inc(parsed.skipped_items)
+    metrics.SKIPPED_ITEMS.labels("over-cap").inc(len(parsed.over_cap))
+    warned = _warn(feed.id, claim.warned, "parse", _conditions(parsed), level=logging.INFO)
     detected = order.typical_order([e.published for e in parsed.entries if not e.future_dated])
     meta = _meta_changes(feed, parsed, res) | ({"stale": False} if feed.stale else {})
     if detected is not None and detected != feed.typical_order:
@@ -269,33 +288,44 @@ async def _handle_body(
             first_poll=claim.successful_polls == 0,
             typical_order=detected or feed.typical_order,
         )
-        outcome = _outcome(parsed, res, len(inserted))
-        decision = _decide(ctx, claim, now, outcome, push_active=await _push_active(ctx, conn, feed.id, now))
+        outcome = _outcome(parsed, res, len(inserted), now)
+        decision = _decide(ctx, claim, now, outcome, push_until=await _push_until(ctx, conn, feed.id, now))
         await store.update_feed_meta(conn, feed.id, meta)
-        await backfill_store.offer(
-            conn, feed.id, parsed.links, max_pages=int(ctx.settings["backfill_max_pages"])
-        )
+        if feed.backfill:
+            await backfill_store.offer(
+                conn, feed.id, parsed.links, max_pages=int(ctx.settings["backfill_max_pages"])
+            )
+        fields = _success_fields(ctx, dataclasses.replace(claim, warned=warned), res, now, decision)
+        warned = fields.pop("warned", warned)  # the parse's conditions, then the fetch's
         await store.finish_poll(
             conn,
             feed.id,
-            _success_fields(ctx, claim, res, now, decision)
+            fields
             | {
                 "ttl_minutes": parsed.ttl_minutes,
                 "skip_hours": sorted(parsed.skip_hours),
                 "skip_days": sorted(parsed.skip_days),
                 "successful_polls": claim.successful_polls + 1,
-            },
+                "new_entries_last_fetch": len(inserted),
+                "skipped_items": claim.skipped_items + parsed.skipped_items,
+            }
+            | ({"warned": warned} if warned != claim.warned else {}),
         )
     await websub.after_fetch(ctx, feed.id, links=parsed.links, headers=res.headers, url=res.url, now=now)
+    dated = sum(e.published is not None for e in parsed.entries)
     counts = Counter(
         new=len(inserted),
         updated=len(intents.revised),
         unchanged=len(intents.unchanged),
         tombstoned=len(intents.gone),
+        filtered=len(intents.filtered),
+        items=len(parsed.entries),
+        dated=dated,
+        undated=len(parsed.entries) - dated,
+        skipped=parsed.skipped_items + len(parsed.over_cap),
     )
     metrics.ENTRIES.labels("new").inc(counts["new"])
     metrics.ENTRIES.labels("updated").inc(counts["updated"])
-    log.debug("feed %s: %d entries (%s parser)", feed.id, len(parsed.entries), parsed.parser)
     return counts, decision, None
 
 
@@ -305,8 +335,8 @@ async def _handle_no_body(
     """A 304 or a failure: (the schedule decision, the error if it failed)."""
     feed = claim.feed
     if res.status == 304 and not feed.stale:  # the common case, written together with other polls' 304s
-        push_active = await _push_active_now(ctx, feed.id, now)
-        decision, fields = _unchanged(ctx, claim, res, now, push_active=push_active)
+        push_until = await _push_until_now(ctx, feed.id, now)
+        decision, fields = _unchanged(ctx, claim, res, now, push_until=push_until)
         await _poll_writes(ctx).submit((feed.id, fields))
         return decision, None
     async with ctx.pool.acquire() as conn, conn.transaction():
@@ -325,9 +355,9 @@ async def _handle_no_body(
             )
             await store.update_feed_meta(conn, feed.id, {"dead": True})
         error = res.error or f"HTTP {res.status}"
-        decision = await _record_failure(
-            ctx, conn, claim, now, status=res.status, error=error, retry_after_s=res.retry_after_s
-        )
+        if res.status == 403:  # seeds 000/003: said as such, and not asked again for hours
+            error = f"forbidden: the server refuses to serve this feed to us ({error})"
+        decision = await _record_failure(ctx, conn, claim, res, now, status=res.status, error=error)
     return decision, error
 
 
@@ -335,8 +365,8 @@ async def _finish_unchanged(
     ctx: ModuleContext, conn: asyncpg.Connection, claim: store.Claim, res: FetchResult, now: datetime
 ) -> Decision:
     """A successful poll with nothing new to read (304, or the same bytes as last time)."""
-    push_active = await _push_active(ctx, conn, claim.feed.id, now)
-    decision, fields = _unchanged(ctx, claim, res, now, push_active=push_active)
+    push_until = await _push_until(ctx, conn, claim.feed.id, now)
+    decision, fields = _unchanged(ctx, claim, res, now, push_until=push_until)
     await store.finish_poll(conn, claim.feed.id, fields)
     if claim.feed.stale:
         await store.update_feed_meta(conn, claim.feed.id, {"stale": False})
@@ -344,7 +374,7 @@ async def _finish_unchanged(
 
 
 def _unchanged(
-    ctx: ModuleContext, claim: store.Claim, res: FetchResult, now: datetime, *, push_active: bool
+    ctx: ModuleContext, claim: store.Claim, res: FetchResult, now: datetime, *, push_until: datetime | None
 ) -> tuple[Decision, dict[str, Any]]:
     """The schedule decision and the poll_state fields of a poll with nothing new to read."""
     outcome = Outcome(
@@ -353,9 +383,10 @@ def _unchanged(
         max_age_s=max_age(res.headers),
         skip_hours=frozenset(claim.skip_hours),
         skip_days=frozenset(claim.skip_days),
+        not_before_s=rate_limit_wait(res.headers, now),
     )
-    decision = _decide(ctx, claim, now, outcome, push_active=push_active)
-    return decision, _success_fields(ctx, claim, res, now, decision)
+    decision = _decide(ctx, claim, now, outcome, push_until=push_until)
+    return decision, _success_fields(ctx, claim, res, now, decision) | {"new_entries_last_fetch": 0}
 
 
 def _poll_writes(ctx: ModuleContext) -> GroupCommit[tuple[int, dict[str, Any]]]:
@@ -363,23 +394,35 @@ def _poll_writes(ctx: ModuleContext) -> GroupCommit[tuple[int, dict[str, Any]]]:
     return ctx.once("poll_writes", lambda: GroupCommit(ctx.pool, store.finish_polls))
 
 
+def _failure_kind(status: int) -> Literal["gone", "rate_limited", "forbidden", "error"]:
+    if status == 410:
+        return "gone"
+    if status == 403:
+        return "forbidden"
+    return "rate_limited" if status in (429, 503) else "error"
+
+
 async def _record_failure(
     ctx: ModuleContext,
     conn: asyncpg.Connection,
     claim: store.Claim,
+    res: FetchResult,
     now: datetime,
     *,
     status: int,
     error: str,
-    retry_after_s: float | None,
 ) -> Decision:
+    """A failed poll (an HTTP error, no answer, or a 200 that is no feed: `status`, `error`)."""
     errors = claim.consecutive_errors + 1
-    kind: Literal["gone", "rate_limited", "error"] = (
-        "gone" if status == 410 else "rate_limited" if status in (429, 503) else "error"
+    outcome = Outcome(
+        kind=_failure_kind(status),
+        retry_after_s=res.retry_after_s if status == res.status else None,
+        consecutive_errors=errors,
+        not_before_s=rate_limit_wait(res.headers, now),
     )
-    decision = _decide(
-        ctx, claim, now, Outcome(kind=kind, retry_after_s=retry_after_s, consecutive_errors=errors)
-    )
+    decision = _decide(ctx, claim, now, outcome)
+    failing = [f"failing ({status or res.error_kind})"] if errors >= FAILING_AFTER else []
+    warned = _warn(claim.feed.id, claim.warned, "fetch", failing, detail=error, level=logging.WARNING)
     await store.finish_poll(
         conn,
         claim.feed.id,
@@ -393,6 +436,7 @@ async def _record_failure(
             "last_error": error,
             "consecutive_errors": errors,
         }
+        | _health_fields(claim, res, warned)
         | circuit.fields(claim, decision, failed=True, now=now, params=_breaker(ctx)),
         failed=True,
     )
@@ -408,7 +452,7 @@ async def _record_failure(
     return decision
 
 
-def _outcome(parsed: Feed, res: FetchResult, new: int) -> Outcome:
+def _outcome(parsed: Feed, res: FetchResult, new: int, now: datetime) -> Outcome:
     times = tuple(e.published for e in parsed.entries if e.published is not None and not e.future_dated)
     return Outcome(
         kind="new_entries" if new else "no_new",
@@ -418,38 +462,52 @@ def _outcome(parsed: Feed, res: FetchResult, new: int) -> Outcome:
         skip_hours=parsed.skip_hours,
         skip_days=parsed.skip_days,
         entry_times=times,
+        not_before_s=rate_limit_wait(res.headers, now),
     )
 
 
-async def _push_active(ctx: ModuleContext, conn: asyncpg.Connection, feed_id: int, now: datetime) -> bool:
-    return websub.enabled(ctx) and await websub_store.is_active(conn, feed_id, now)
+async def _push_until(
+    ctx: ModuleContext, conn: asyncpg.Connection, feed_id: int, now: datetime
+) -> datetime | None:
+    """When the feed's active WebSub subscription ends, or None when push is off or not active."""
+    return await websub_store.active_until(conn, feed_id, now) if websub.enabled(ctx) else None
 
 
-async def _push_active_now(ctx: ModuleContext, feed_id: int, now: datetime) -> bool:
-    """`_push_active` outside a transaction (no connection is taken while WebSub is off)."""
+async def _push_until_now(ctx: ModuleContext, feed_id: int, now: datetime) -> datetime | None:
+    """`_push_until` outside a transaction (no connection is taken while WebSub is off)."""
     if not websub.enabled(ctx):
-        return False
+        return None
     async with ctx.pool.acquire() as conn:
-        return await websub_store.is_active(conn, feed_id, now)
+        return await websub_store.active_until(conn, feed_id, now)
 
 
 def _decide(
-    ctx: ModuleContext, claim: store.Claim, now: datetime, outcome: Outcome, *, push_active: bool = False
+    ctx: ModuleContext,
+    claim: store.Claim,
+    now: datetime,
+    outcome: Outcome,
+    *,
+    push_until: datetime | None = None,
 ) -> Decision:
     rng: random.Random = ctx.once("rng", random.Random)
+    feed = claim.feed
+    params = ctx.once("schedule_params", lambda: schedule_params(ctx.settings))
     with tracing.span("rss.schedule", {"feedeater.outcome": outcome.kind}) as current:
         decision = decide(
             claim.interval_s,
             outcome,
             now=now,
-            params=ctx.once("schedule_params", lambda: schedule_params(ctx.settings)),
-            override_interval_s=float(claim.feed.interval_override_s)
-            if claim.feed.interval_override_s
-            else None,
+            params=feed_params(params, feed.min_interval_s, feed.max_interval_s),
+            override_interval_s=float(feed.interval_override_s) if feed.interval_override_s else None,
             rng=rng,
         )
-        if push_active:
-            safety_s = float(ctx.settings["websub_safety_poll_hours"]) * 3600
+        if push_until is not None:
+            safety_s = push_wait(
+                push_until,
+                now,
+                safety_s=float(ctx.settings["websub_safety_poll_hours"]) * 3600,
+                push_only=feed.push_only,
+            )
             decision = push_safety_check(decision, outcome.kind, now=now, safety_s=safety_s)
         current.set_attribute("feedeater.interval_s", decision.interval_s)
         current.set_attribute("feedeater.reason", decision.reason)
@@ -479,7 +537,24 @@ def _success_fields(
         fields["etag"] = res.etag
         fields["last_modified"] = res.last_modified
         fields["last_wire_bytes"] = res.wire_bytes
-    return fields | circuit.fields(claim, decision, failed=False, now=now, params=_breaker(ctx))
+    warned = _warn(claim.feed.id, claim.warned, "fetch", [], level=logging.WARNING)
+    return (
+        fields
+        | _health_fields(claim, res, warned)
+        | circuit.fields(claim, decision, failed=False, now=now, params=_breaker(ctx))
+    )
+
+
+def _health_fields(claim: store.Claim, res: FetchResult, warned: dict[str, list[str]]) -> dict[str, Any]:
+    """The response-time totals (seed 002 step 1: the mean response time), and the warned conditions when
+    they changed (kept in poll_state, so a restarted host does not warn about them again)."""
+    fields: dict[str, Any] = {
+        "response_ms_total": claim.response_ms_total + res.elapsed_s * 1000,
+        "responses": claim.responses + 1,
+    }
+    if warned != claim.warned:
+        fields["warned"] = warned
+    return fields
 
 
 def _meta_changes(feed: store.FeedRow, parsed: Feed, res: FetchResult) -> dict[str, Any]:
@@ -511,11 +586,21 @@ def _conditions(parsed: Feed) -> list[str]:
 
 
 def _warn(
-    ctx: ModuleContext, feed_id: int, scope: str, conditions: list[str], detail: str | None = None
-) -> None:
-    """WARN once per condition: again only after the feed was free of it (a parse without that warning,
-    a successful fetch). Process-local: a restarted host warns once more."""
-    warned: WarnOnce = ctx.once("warn_once", WarnOnce)
-    for condition in warned.update(feed_id, scope, conditions):
+    feed_id: int,
+    warned: dict[str, list[str]],
+    scope: str,
+    conditions: list[str],
+    *,
+    level: int,
+    detail: str | None = None,
+) -> dict[str, list[str]]:
+    """Log once per condition: again only after the feed was free of it (a parse without that warning,
+    a successful fetch). The state is the feed's poll_state.warned (seed 004 §2.5: a restarted host does
+    not say it again); returns the new state to store. A feed failing poll after poll is a WARNING
+    (someone may act: fix or remove it); a document repaired while parsing is INFO (the publisher's
+    problem, already handled)."""
+    appeared, state = warnonce.update(warned, scope, conditions)
+    for condition in appeared:
         text = f"{condition}: {detail}" if detail else condition
-        log.warning("feed %s: %s", feed_id, text, extra={"feed_id": feed_id, "condition": condition})
+        log.log(level, "feed %s: %s", feed_id, text, extra={"feed_id": feed_id, "check": scope})
+    return state

@@ -8,10 +8,10 @@ runs `ctx.state["processors"]` when a module or test sets it, else `DEFAULT`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from modules.rss.ingest import order
-from modules.rss.ingest.diff import Intents
+from modules.rss.ingest.diff import Filtered, Intents
 
 Processor = Callable[[Intents], Intents]
 
@@ -25,19 +25,29 @@ def mark_realtime(intents: Intents) -> Intents:
     An entry without a date counts as fresh when it appears after the first poll: first seen is now.
     """
     if intents.first_poll:
+        for new in intents.new:
+            new.realtime, new.reason = False, "first-poll"
         return intents
-    oldest = intents.now - timedelta(hours=intents.lookback_hours, minutes=intents.grace_minutes)
+    oldest = lookback_cutoff(intents.now, intents.lookback_hours, intents.grace_minutes)
     newest = intents.now + FUTURE_TOLERANCE
     for new in intents.new:
         published = new.entry.published
         new.realtime = published is None or oldest <= published <= newest
+        new.reason = (
+            "realtime" if new.realtime else "before-cutoff" if published and published < oldest else "future"
+        )
     return intents
+
+
+def lookback_cutoff(now: datetime, lookback_hours: int, grace_minutes: int) -> datetime:
+    """The lookback window's start: entries published before it are not realtime (seed 004 §2.1)."""
+    return now - timedelta(hours=lookback_hours, minutes=grace_minutes)
 
 
 def never_realtime(intents: Intents) -> Intents:
     """Archive pages (RFC 5005 backfill) bring history: none of it is news, whatever its date."""
     for new in intents.new:
-        new.realtime = False
+        new.realtime, new.reason = False, "archive-page"
     return intents
 
 
@@ -53,6 +63,12 @@ DEFAULT: tuple[Processor, ...] = (mark_realtime, oldest_first)
 
 
 def run(intents: Intents, processors: Sequence[Processor] = DEFAULT) -> Intents:
+    """Run the steps in order; a new entry a step removes is recorded in `filtered` with the step's name."""
     for process in processors:
+        before = {id(n): n for n in intents.new}
         intents = process(intents)
+        if len(before) != len(intents.new) or any(id(n) not in before for n in intents.new):
+            kept = {id(n) for n in intents.new}
+            name = getattr(process, "__name__", type(process).__name__)
+            intents.filtered += [Filtered(n.entry, name) for key, n in before.items() if key not in kept]
     return intents

@@ -37,11 +37,7 @@ def build_message(
 ) -> dict[str, Any]:
     mid = message_id(feed_id, entry.guid)
     created = entry.published if entry.published is not None and not entry.future_dated else first_seen
-    body = entry.title
-    if entry.content_text:
-        body = f"{entry.title}\n\n{entry.content_text}" if entry.title else entry.content_text
-    if len(body) > MESSAGE_TEXT_MAX:
-        body = body[: MESSAGE_TEXT_MAX - 1].rstrip() + "…"
+    body = message_text(entry)
     author = entry.authors[0] if entry.authors else None
     tags: dict[str, str | int | bool] = {
         "source": "rss",
@@ -78,6 +74,20 @@ def build_message(
             "label": "Read Article",
         }
     return message
+
+
+def message_text(entry: Entry) -> str:
+    """`Message`: title, blank line, plain text (at most MESSAGE_TEXT_MAX characters). An entry with
+    neither (an image post, an enclosure alone) is named by its link or enclosure: the bus contract
+    (docs/bus.md) promises every consumer a message that is not empty."""
+    body = entry.title
+    if entry.content_text:
+        body = f"{entry.title}\n\n{entry.content_text}" if entry.title else entry.content_text
+    if not body.strip():
+        body = entry.link or next((e.url for e in entry.enclosures if e.url), "") or "(an entry without text)"
+    if len(body) > MESSAGE_TEXT_MAX:
+        body = body[: MESSAGE_TEXT_MAX - 1].rstrip() + "…"
+    return body
 
 
 def _structured(

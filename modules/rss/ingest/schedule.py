@@ -12,6 +12,8 @@ Policy, in order:
    `backoff_base_s × 2^(consecutive_errors-1)` capped at `backoff_cap_s` (1, 2, 4 … 60 minutes).
    Errors never change the carried interval, so recovery resumes the learned cadence.
 2. "gone" (410): the caller marks the feed dead; we still return `now + max_s` as a safe default.
+   "forbidden" (403): the server refuses us; wait Retry-After when it names a time, else at least
+   `FORBIDDEN_WAIT_S` (4 h, seeds 000/003), more when the error backoff is already longer.
 3. A per-feed override fixes the base interval (clamped to [min_s, max_s]); adaptation and the
    ttl/max-age floors are skipped because the operator chose the cadence. Errors, skip windows and
    jitter still apply.
@@ -22,13 +24,17 @@ Policy, in order:
 5. Jitter (±`jitter` of the delay, error backoff included; Retry-After is exempt because the server
    named the time), then shift out of skipHours/skipDays (retries too; only "gone" is not shifted).
    Jitter comes first so the result is always outside a quiet window.
+6. A server that says its rate limit is spent (X-RateLimit-Remaining: 0) is not asked again before its
+   X-RateLimit-Reset, whatever the outcome (`Outcome.not_before_s`).
+
+Per feed, `feed_params` narrows the clamps to the feed's own min/max interval (seed 001 §8).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from typing import Literal
@@ -38,9 +44,10 @@ from host.backoff import Backoff
 EWMA_WINDOW = 20  # recent publication times used for the inter-arrival EWMA (§6.3)
 RETRY_AFTER_FLOOR_S = 60.0
 RETRY_AFTER_CEILING_S = 30 * 86400.0
+FORBIDDEN_WAIT_S = 4 * 3600.0  # a 403 is not asked again sooner (CordFeeder design: "back off to 4 hours")
 _DAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
-OutcomeKind = Literal["not_modified", "new_entries", "no_new", "error", "rate_limited", "gone"]
+OutcomeKind = Literal["not_modified", "new_entries", "no_new", "error", "rate_limited", "forbidden", "gone"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +92,8 @@ class Outcome:
     skip_hours: frozenset[int] = frozenset()  # 0..23 (UTC)
     skip_days: frozenset[str] = frozenset()  # "Monday".."Sunday"
     entry_times: tuple[datetime, ...] = ()  # publication times of recent entries (any order)
-    consecutive_errors: int = 0  # including this one, for kind error/rate_limited
+    consecutive_errors: int = 0  # including this one, for kind error/rate_limited/forbidden
+    not_before_s: float | None = None  # the server's rate limit is spent until then (X-RateLimit-Reset)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +131,14 @@ def decide(
     if outcome.kind == "gone":
         return Decision(carried, now + timedelta(seconds=params.max_s), "gone", ewma)
 
+    if outcome.kind == "forbidden":
+        if outcome.retry_after_s is not None:
+            pause = min(max(outcome.retry_after_s, RETRY_AFTER_FLOOR_S), RETRY_AFTER_CEILING_S)
+            return _finish(carried, now, pause, "forbidden+retry-after", outcome, ewma)
+        backoff = Backoff(params.backoff_base_s, params.backoff_cap_s).delay(outcome.consecutive_errors)
+        pause = max(FORBIDDEN_WAIT_S, backoff) * (1 + rng.uniform(0, params.jitter))  # jitter only upwards
+        return _finish(carried, now, pause, "forbidden", outcome, ewma)
+
     if outcome.kind in ("error", "rate_limited"):
         if outcome.retry_after_s is not None:
             pause = min(max(outcome.retry_after_s, RETRY_AFTER_FLOOR_S), RETRY_AFTER_CEILING_S)
@@ -135,6 +151,34 @@ def decide(
 
     interval, reason = _adapt(carried, outcome, now, times, ewma, params)
     return _finish(interval, now, _jittered(interval, params, rng), reason, outcome, ewma)
+
+
+def feed_params(params: ScheduleParams, min_s: float | None, max_s: float | None) -> ScheduleParams:
+    """The feed's own interval clamps (seed 001 §8) in place of the global ones; a feed minimum above the
+    maximum raises the maximum with it."""
+    if min_s is None and max_s is None:
+        return params
+    low = params.min_s if min_s is None else min_s
+    high = max(params.max_s if max_s is None else max_s, low)
+    return replace(
+        params, min_s=low, max_s=high, backoff_base_s=min(params.backoff_base_s, params.backoff_cap_s)
+    )
+
+
+def rate_limit_wait(headers: Mapping[str, str], now: datetime) -> float | None:
+    """Seconds until the server's rate limit resets when it says none is left (X-RateLimit-Remaining: 0):
+    X-RateLimit-Reset as epoch seconds (GitHub style) or as seconds to wait; None otherwise."""
+    remaining = headers.get("x-ratelimit-remaining", "").strip()
+    reset = headers.get("x-ratelimit-reset", "").strip()
+    if remaining != "0" or not reset:
+        return None
+    try:
+        value = float(reset)
+    except ValueError:
+        return None
+    if value > 1e9:  # an instant, not a duration
+        value -= now.timestamp()
+    return value if value > 0 else None
 
 
 def interarrival_ewma(times: Sequence[datetime], alpha: float) -> float | None:
@@ -196,8 +240,12 @@ def _adapt(
 def _finish(
     interval: float, now: datetime, delay_s: float, reason: str, outcome: Outcome, ewma: float | None
 ) -> Decision:
-    """Place the poll `delay_s` after `now`, shifted out of the publisher's quiet windows."""
+    """Place the poll `delay_s` after `now`, not before the server's rate limit resets, shifted out of the
+    publisher's quiet windows."""
     at = now + timedelta(seconds=delay_s)
+    if outcome.not_before_s is not None and outcome.not_before_s > delay_s:
+        at = now + timedelta(seconds=min(outcome.not_before_s, RETRY_AFTER_CEILING_S))
+        reason += "+rate-limit"
     shifted = _skip_windows(at, outcome.skip_hours, outcome.skip_days)
     return Decision(interval, shifted, reason + ("+skip-window" if shifted != at else ""), ewma)
 
@@ -237,6 +285,13 @@ def _as_utc(t: datetime) -> datetime:
 
 
 PUSH_REASON = "+websub-safety-check"
+
+
+def push_wait(push_until: datetime, now: datetime, *, safety_s: float, push_only: bool) -> float:
+    """How long a successful poll's next visit waits while the hub pushes (until `push_until`, the lease's
+    end): the safety check's interval, or for a push-only feed (seed 001 §8) no polling until the lease
+    ends (a lost subscription is noticed then, and polling resumes)."""
+    return max((push_until - now).total_seconds(), safety_s) if push_only else safety_s
 
 
 def push_safety_check(decision: Decision, kind: OutcomeKind, *, now: datetime, safety_s: float) -> Decision:

@@ -28,22 +28,31 @@ def _looks_like_feed(text: str) -> bool:
     return _FEED_ELEMENT.search(text, 0, _SNIFF_CHARS) is not None
 
 
+def _parse_repaired(data: bytes, url: str) -> RawFeed | None:
+    try:
+        return xmlfast.parse_xml(data, url)
+    except xmlfast.XMLSyntaxError:
+        return None
+
+
 def _parse_markup(decoded: Decoded, url: str) -> RawFeed:
+    """Strict XML; else the cheap repairs; else tags balanced as well (every item whose boundaries can be
+    found is kept); else feedparser's loose parser."""
     try:
         return xmlfast.parse_xml(decoded.utf8, url)
     except xmlfast.XMLSyntaxError as exc:
         error = str(exc)
     repaired, repairs = xmlfast.repair(decoded.utf8)
-    if repairs:
-        try:
-            raw = xmlfast.parse_xml(repaired, url)
-        except xmlfast.XMLSyntaxError:
-            pass
-        else:
-            raw.warnings.append(f"not well-formed XML ({error}); repaired: {', '.join(repairs)}")
-            return raw
+    if repairs and (raw := _parse_repaired(repaired, url)) is not None:
+        raw.warnings.append(f"not well-formed XML ({error}); repaired: {', '.join(repairs)}")
+        return raw
     if _HTML_START.match(decoded.text):
         raise FeedParseError(f"document is an HTML page ({error})")
+    balanced, fixes = xmlfast.balance(repaired)
+    if fixes and (raw := _parse_repaired(balanced, url)) is not None:
+        done = ", ".join([*repairs, f"balanced tags ({fixes} fixes)"])
+        raw.warnings.append(f"not well-formed XML ({error}); repaired: {done}")
+        return raw
     if not _looks_like_feed(decoded.text):
         raise FeedParseError(f"document is neither a feed nor well-formed XML ({error})")
     raw = lenient.parse_lenient(decoded.text, url)
@@ -70,13 +79,18 @@ def _parse_raw(body: bytes, url: str, content_type: str | None) -> RawFeed:
 
 
 def parse_feed(
-    body: bytes, *, url: str, content_type: str | None = None, now: datetime | None = None
+    body: bytes,
+    *,
+    url: str,
+    content_type: str | None = None,
+    now: datetime | None = None,
+    max_items: int | None = None,
 ) -> Feed:
     """Parse, normalize and sanitize a fetched feed document.
 
     `url` is where the document was fetched from (the base for relative links), `content_type` the HTTP
-    Content-Type header, `now` the parse time used to flag future-dated entries. Raises FeedParseError
-    when the document is not a feed.
+    Content-Type header, `now` the parse time used to flag future-dated entries, `max_items` the cap on
+    entries per document (the newest are kept). Raises FeedParseError when the document is not a feed.
     """
     when = datetime.now(UTC) if now is None else now if now.tzinfo else now.replace(tzinfo=UTC)
-    return normalize_feed(_parse_raw(body, url, content_type), now=when)
+    return normalize_feed(_parse_raw(body, url, content_type), now=when, max_items=max_items)

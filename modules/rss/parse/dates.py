@@ -32,7 +32,8 @@ _ZONES = {  # hours east of UTC; RFC 822 names plus the abbreviations feeds actu
     "msk": 3, "jst": 9, "kst": 9, "hkt": 8, "sgt": 8, "awst": 8,
     "acst": 9.5, "acdt": 10.5, "aest": 10, "aedt": 11, "nzst": 12, "nzdt": 13,
 }  # fmt: skip
-_TZ = r"(?P<tz>[Zz]|[A-Za-z]{2,5}|[+-]\d{1,2}(?::?\d{2})?)"
+# "+00:0": an offset whose minutes lost a digit (seen in dc:date); read as tens of minutes ("+05:3" is +05:30)
+_TZ = r"(?P<tz>[Zz]|[A-Za-z]{2,5}|[+-]\d{1,2}(?::?\d{2}|:\d)?)"
 _TIME = (
     r"(?P<hh>\d{1,2}):(?P<mi>\d{2})(?::(?P<ss>\d{2})(?:[.,](?P<frac>\d+))?)?\s*(?P<ampm>[AaPp]\.?[Mm]\.?)?"
 )
@@ -94,8 +95,12 @@ def _offset(tz: str | None) -> timedelta | None:
     if not tz:
         return timedelta(0)  # no zone: UTC is the only deterministic reading
     if tz[0] in "+-":
-        digits = tz[1:].replace(":", "")
-        hours, minutes = (int(digits), 0) if len(digits) <= 2 else (int(digits[:-2]), int(digits[-2:]))
+        if ":" in tz:
+            hh, mm = tz[1:].split(":")
+            hours, minutes = int(hh), int(mm.ljust(2, "0"))
+        else:
+            digits = tz[1:]
+            hours, minutes = (int(digits), 0) if len(digits) <= 2 else (int(digits[:-2]), int(digits[-2:]))
         if hours > 14 or minutes > 59:
             return None
         delta = timedelta(hours=hours, minutes=minutes)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import codecs
 import re
-from dataclasses import dataclass
+import unicodedata
+from dataclasses import dataclass, replace
 
 import charset_normalizer
 
@@ -53,6 +54,81 @@ def _cp1252_for_invalid_utf8(err: UnicodeError) -> tuple[str, int]:
 
 
 codecs.register_error(_FALLBACK_ERRORS, _cp1252_for_invalid_utf8)
+
+
+# --- text repairs after decoding: C1 controls, double-encoded UTF-8 -------------------------------------
+
+# Windows-1252's characters for 0x80-0x9F (the five bytes it leaves undefined stay C1 controls, as in browsers).
+_CP1252_HIGH = {
+    b: bytes([b]).decode("cp1252") for b in range(0x80, 0xA0) if b not in (0x81, 0x8D, 0x8F, 0x90, 0x9D)
+}
+_CP1252_BYTE = {ch: b for b, ch in _CP1252_HIGH.items()}  # 1252 character → its byte (inverse)
+# Everything works on the UTF-8 bytes with patterns that start with a literal byte: a clean document costs
+# one fast scan per pattern. A C1 control (U+0080-U+009F) and a C1 character reference (&#146; &#x92;):
+_C1_BYTES = re.compile(rb"\xc2([\x80-\x9f])")
+_C1_REFERENCE = re.compile(rb"&#(?:0*(12[89]|1[3-5][0-9])|[xX]0*([89][0-9a-fA-F]));")
+# UTF-8 read as windows-1252 and written as UTF-8 again: a lead byte C2-F4 became one of Â..ô (U+00C2-U+00F4,
+# "\xc3\x82".."\xc3\xb4" in UTF-8), each continuation byte 80-BF one of U+0080-U+00BF or of windows-1252's
+# characters for 0x80-0x9F.
+_CONTINUATION = b"|".join(
+    [rb"\xc2[\x80-\xbf]", *(re.escape(ch.encode()) for ch in _CP1252_BYTE if ord(ch) > 0xFF)]
+)
+_MOJIBAKE = re.compile(rb"\xc3[\x82-\xb4](?:" + _CONTINUATION + rb"){1,3}")
+
+
+def _utf8_length(lead: int) -> int:
+    return 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+
+
+def _plausible(text: str) -> bool:
+    """Characters a double encoding plausibly hid: letters, digits, punctuation, symbols, spaces of any
+    script; not IPA, modifier letters or combining marks ("«ÉTÉ»" would otherwise become "«ÉTɻ")."""
+    return all(not 0x250 <= ord(ch) <= 0x36F and unicodedata.category(ch)[0] in "LNPSZ" for ch in text)
+
+
+def _undo_double_encoding(m: re.Match[bytes]) -> bytes:
+    run = m[0].decode("utf-8")
+    length = _utf8_length(ord(run[0]))
+    if len(run) < length:
+        return m[0]
+    try:
+        fixed = bytes(ord(ch) if ord(ch) < 0x100 else _CP1252_BYTE[ch] for ch in run[:length]).decode("utf-8")
+    except (KeyError, UnicodeDecodeError):
+        return m[0]
+    return (fixed + run[length:]).encode("utf-8") if _plausible(fixed) else m[0]
+
+
+def _c1_character(m: re.Match[bytes]) -> bytes:
+    char = _CP1252_HIGH.get(m[1][0])
+    return char.encode("utf-8") if char else m[0]
+
+
+def _c1_reference(m: re.Match[bytes]) -> bytes:
+    char = _CP1252_HIGH.get(int(m[1]) if m[1] else int(m[2], 16))
+    return char.encode("utf-8") if char else m[0]
+
+
+_ALL_REPAIRS = (
+    (_MOJIBAKE, _undo_double_encoding, "double-encoded UTF-8 decoded once more"),
+    (_C1_BYTES, _c1_character, "C1 control characters read as windows-1252"),
+    (_C1_REFERENCE, _c1_reference, "C1 character references read as windows-1252"),
+)
+_REFERENCE_REPAIRS = _ALL_REPAIRS[2:]
+
+
+def repair_text(decoded: Decoded) -> Decoded:
+    """Text the way a browser shows it: double-encoded UTF-8 ("FÃ³rmula") decoded once more when that gives
+    UTF-8, and C1 controls (a raw U+0092, "&#146;") read as the windows-1252 characters they were meant
+    to be ("’")."""
+    utf8, warnings = decoded.utf8, list(decoded.warnings)
+    repairs = _REFERENCE_REPAIRS if utf8.isascii() else _ALL_REPAIRS  # the first two need non-ASCII bytes
+    for pattern, repair, what in repairs:
+        if pattern.search(utf8) is not None and (fixed := pattern.sub(repair, utf8)) != utf8:
+            utf8 = fixed
+            warnings.append(what)
+    if utf8 is decoded.utf8:
+        return decoded
+    return replace(decoded, text=utf8.decode("utf-8"), utf8=utf8, warnings=tuple(warnings))
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +197,12 @@ def _decode_as(body: bytes, codec: str, warnings: list[str]) -> Decoded:
 
 
 def decode(body: bytes, content_type: str | None = None) -> Decoded:
-    """Decode a fetched feed body; never raises (undecodable bytes become U+FFFD or windows-1252)."""
+    """Decode a fetched feed body and repair its text (repair_text); never raises (undecodable bytes
+    become U+FFFD or windows-1252)."""
+    return repair_text(_decode(body, content_type))
+
+
+def _decode(body: bytes, content_type: str | None) -> Decoded:
     for bom, bom_codec in _BOMS:
         if body.startswith(bom):
             return _decode_as(body[len(bom) :], bom_codec, [])

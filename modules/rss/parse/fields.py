@@ -8,7 +8,11 @@ both over the same fixtures):
 - dates: feedparser files `dc:date` under `updated` (with atom:updated and dcterms:modified) and
   dcterms:issued under `published`; normalize uses `updated` as the publication date when there is
   no `published`. Several update dates: the latest counts.
-- keywords (itunes:keywords, media:keywords) are comma-separated categories, as feedparser's tags.
+- keywords (itunes:keywords, media:keywords) are comma-separated categories, as feedparser's tags;
+  <category> inside a <categories> wrapper and item-level <itunes:category text=".."> (nested ones too)
+  are categories, as in feedparser.
+- RSS <modified> is an update date (feedparser's `updated`), un-namespaced <body> is content (feedparser
+  reads it as xhtml:body).
 - Atom categories keep their `term`; a differing `label` is kept beside it, never instead of it.
 """
 
@@ -20,11 +24,12 @@ from modules.rss.parse.dates import parse_date
 
 TITLE_FALLBACK = ("itunes:title",)  # after <title>/dc:title/atom:title; then the description's first line
 PUBLISHED = ("pubdate", "dcterms:issued", "atom:published", "atom:issued", "dcterms:created", "atom:created")
-UPDATED = ("dc:date", "atom:updated", "atom:modified", "dcterms:modified")
+UPDATED = ("dc:date", "atom:updated", "atom:modified", "dcterms:modified", "modified")
 AUTHORS = ("author", "dc:creator", "itunes:author", "atom:author")
-CATEGORIES = ("category", "dc:subject")  # plus atom:category (term and label)
+FEED_AUTHORS = frozenset({*AUTHORS, "managingeditor"})  # a channel's, inherited by items without authors
+CATEGORIES = ("category", "dc:subject")  # plus <categories> wrappers, itunes:category, atom:category
 KEYWORDS = ("itunes:keywords", "media:keywords")
-CONTENT_ENCODED = ("content:encoded", "xhtml:body", "fullitem")  # full HTML content of an RSS item
+CONTENT_ENCODED = ("content:encoded", "xhtml:body", "body", "fullitem")  # full HTML content of an RSS item
 DESCRIPTION = ("description", "dc:description")
 
 

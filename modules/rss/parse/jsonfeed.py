@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from typing import Any
 
 from modules.rss.parse.raw import FeedParseError, RawEnclosure, RawFeed, RawItem, RawText
@@ -55,6 +56,8 @@ def _item(item: dict[str, Any], base: str) -> RawItem:
     content = _text(item.get("content_html"), True, base) or _text(item.get("content_text"), False, base)
     durations = [a.get("duration_in_seconds") for a in item.get("attachments") or () if isinstance(a, dict)]
     tags = item.get("tags")
+    if isinstance(tags, str):  # "workflow,omnifocus": one string instead of a list
+        tags = tags.split(",")
     return RawItem(
         base=base,
         guid=_str(item.get("id")),
@@ -90,18 +93,55 @@ def _links(doc: dict[str, Any]) -> list[tuple[str, str]]:
     return found
 
 
+_JSON_FEED_KEYS = frozenset({"feed_url", "home_page_url"})  # names no other JSON format uses at the top
+_ITEMS = re.compile(r'"items"\s*:\s*\[')
+_DECODER = json.JSONDecoder(strict=False)
+
+
+def _complete_items(text: str, error: ValueError) -> tuple[dict[str, Any], str]:
+    """A document cut short (a truncated download): its feed fields before "items" and every item that is
+    complete. Raises FeedParseError when not even that can be read."""
+    for m in _ITEMS.finditer(text):
+        try:
+            doc = json.loads(text[: m.start()].rstrip().rstrip(",") + "}", strict=False)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(doc, dict):
+            continue
+        items, pos = [], m.end()
+        while True:
+            while pos < len(text) and text[pos] in " \t\r\n,":
+                pos += 1
+            try:
+                item, pos = _DECODER.raw_decode(text, pos)
+            except (ValueError, RecursionError):
+                break
+            items.append(item)
+        doc["items"] = items
+        return doc, f"invalid JSON ({error}); kept the {len(items)} complete item(s)"
+    raise FeedParseError(f"invalid JSON ({error})")
+
+
 def parse_json(text: str, url: str) -> RawFeed:
-    """Parse a JSON Feed document. Raises FeedParseError for invalid JSON or JSON that is no JSON Feed."""
+    """Parse a JSON Feed document. Raises FeedParseError for invalid JSON or JSON that is no JSON Feed.
+    Control characters in strings are accepted (publishers write raw tabs); a document cut short keeps
+    its complete items."""
+    problems = []
     try:
-        doc = json.loads(text)
-    except (ValueError, RecursionError) as exc:  # RecursionError: "[[[[..." nested deeper than the stack
-        raise FeedParseError(f"invalid JSON ({exc})") from None
+        doc = json.loads(text, strict=False)
+    except RecursionError:  # "[[[[..." nested deeper than the stack
+        raise FeedParseError("invalid JSON (nested too deeply)") from None
+    except ValueError as exc:
+        doc, problem = _complete_items(text, exc)
+        problems.append(problem)
     version = _str(doc.get("version")) if isinstance(doc, dict) else None
+    if problems and version is None and isinstance(doc, dict) and _JSON_FEED_KEYS & doc.keys():
+        version = "https://jsonfeed.org/version/1"  # the marker was in the part that never arrived
     if not isinstance(doc, dict) or not version or "jsonfeed.org/version/" not in version:
         raise FeedParseError("JSON document is not a JSON Feed (no https://jsonfeed.org/version/ marker)")
     items = doc.get("items")
     items = items if isinstance(items, list) else []
-    warnings = (
+    warnings = problems + (
         []
         if all(isinstance(i, dict) for i in items)
         else ["JSON Feed items that are not objects were skipped"]

@@ -13,10 +13,8 @@ import re
 from typing import Any
 from urllib.parse import urljoin
 
-from lxml import etree
-
-from modules.rss.parse import fields
-from modules.rss.parse.namespaces import canonical_declarations, prefix_of
+from modules.rss.parse import xmlfast
+from modules.rss.parse.namespaces import canonical_declarations
 from modules.rss.parse.raw import FeedParseError, RawEnclosure, RawFeed, RawItem, RawText
 
 _FORMATS = {
@@ -90,30 +88,9 @@ def _person(author: Any) -> str | None:
     return (_MAILTO_REMNANT.sub("", name) if name else None) or _str(_get(author, "email"))
 
 
-def _update_dates(data: bytes) -> list[list[str]]:
-    """Every item's update dates as written (fields.UPDATED), items in document order. feedparser keeps
-    only the last of several; lxml's recovering parser (no entities, DTDs or network) still sees them all."""
-    parser = etree.XMLParser(recover=True, resolve_entities=False, no_network=True, load_dtd=False)
-    try:
-        root = etree.fromstring(data, parser)
-    except etree.XMLSyntaxError:
-        return []
-    found: list[list[str]] = []
-    for item in () if root is None else root.iter("{*}item", "{*}entry"):
-        bare = "atom" if str(item.tag).endswith("entry") else ""  # as the fast path reads them
-        dates = []
-        for child in item.iterchildren("{*}*"):
-            tag = str(child.tag)  # "{uri}local", or "local" (recovery keeps "dc:date" when undeclared)
-            namespace, _, local = tag[1:].partition("}") if tag[0] == "{" else ("", "", tag)
-            prefix = prefix_of(namespace) if namespace else bare
-            local = local.lower()
-            if prefix is not None and (f"{prefix}:{local}" if prefix else local) in fields.UPDATED:
-                dates.append((child.text or "").strip())
-        found.append(dates)
-    return found
-
-
-def _item(entry: dict[str, Any], base: str, is_atom: bool, update_dates: list[str]) -> RawItem:
+def _item(entry: dict[str, Any], base: str, is_atom: bool, side: xmlfast.Structured | None) -> RawItem:
+    """feedparser's entry; its structured fields from lxml's reading of the same item (`side`), when the
+    two parsers found the same items."""
     contents = [c for c in _get(entry, "content") or () if isinstance(c, dict)]
     html_contents = [c for c in contents if "html" in str(_get(c, "type"))]
     best_content = html_contents[0] if html_contents else contents[0] if contents else None
@@ -125,7 +102,7 @@ def _item(entry: dict[str, Any], base: str, is_atom: bool, update_dates: list[st
     ]
     enclosures += [
         RawEnclosure(
-            _get(m, "url"), _str(_get(m, "type")), _str(_get(m, "filesize")), _str(_get(m, "medium"))
+            _get(m, "url"), _str(_get(m, "type")), _str(_get(m, "filesize")), _str(_get(m, "medium")), True
         )
         for m in _get(entry, "media_content") or ()
         if _str(_get(m, "url"))
@@ -139,23 +116,32 @@ def _item(entry: dict[str, Any], base: str, is_atom: bool, update_dates: list[st
     guid, link = _str(_get(entry, "id")), _str(_get(entry, "link"))
     if link == guid and _get(entry, "guidislink"):
         link = None  # feedparser copied a permalink guid; normalize decides whether it is a URL
+    image = (_str(_get(image, "href")) if isinstance(image, dict) else None) or (
+        thumbnails[0] if thumbnails else None
+    )
+    updated = _str(_get(entry, "updated"))
+    if side is not None:  # lxml's reading where it found something
+        updated, image = side.updated or updated, side.image or image
+        enclosures = side.enclosures or enclosures
+        categories, labels = (
+            (side.categories, side.category_labels) if side.categories else (categories, labels)
+        )
     return RawItem(
         base=_join(base, _get(_get(entry, "title_detail"), "base")),
         guid=guid,
-        guid_is_permalink=bool(_get(entry, "guidislink")),
+        guid_is_permalink=bool(_get(entry, "guidislink")) or is_atom,
         title=title,
         link=_str(_get(entry, "feedburner_origlink")) or link,
         content=_text(best_content, base),
         description=None if is_atom else summary,
         summary=summary if is_atom else None,
         published=_str(_get(entry, "published")) or _str(_get(entry, "created")),
-        updated=fields.latest(update_dates) if len(update_dates) > 1 else _str(_get(entry, "updated")),
+        updated=updated,
         authors=[n for a in _get(entry, "authors") or () if (n := _person(a))],
         categories=categories,
         category_labels=labels,
         enclosures=enclosures,
-        image=(_str(_get(image, "href")) if isinstance(image, dict) else None)
-        or (thumbnails[0] if thumbnails else None),
+        image=image,
         duration=_str(_get(entry, "itunes_duration")),
     )
 
@@ -170,6 +156,7 @@ def parse_lenient(text: str, url: str) -> RawFeed:
     """Parse a decoded document that is not well-formed XML. Raises FeedParseError if it is no feed."""
     import feedparser  # rarely needed (lxml reads most feeds) and slow to import: loaded on first use
 
+    text, refused = xmlfast.expand_internal_entities(text)
     data = canonical_declarations(_XML_DECLARATION.sub("", text, count=1)).encode("utf-8")
     try:
         result = feedparser.parse(
@@ -185,12 +172,16 @@ def parse_lenient(text: str, url: str) -> RawFeed:
         raise FeedParseError(f"not a feed: no RSS or Atom structure found ({problem or 'unknown format'})")
     is_atom = version.startswith("atom")
     image = _get(feed, "image")
-    update_dates = _update_dates(data)
-    if len(update_dates) != len(entries):  # the two parsers recovered different items: trust feedparser
-        update_dates = [[] for _ in entries]
+    side: list[xmlfast.Structured | None] = list(xmlfast.structured_items(data, url))
+    if len(side) != len(entries):  # the two parsers recovered different items: trust feedparser alone
+        side = [None] * len(entries)
+    warnings = (
+        [f"{refused} DTD entity declaration(s) refused (external, looping or too large)"] if refused else []
+    )
     return RawFeed(
         format=_FORMATS.get(version, version or "rss"),
         parser="lenient",
+        warnings=warnings,
         base=url,
         title=_text(_get(feed, "title_detail"), url, rss=not is_atom),
         link=_str(_get(feed, "link")) or _http_id(feed),
@@ -198,8 +189,10 @@ def parse_lenient(text: str, url: str) -> RawFeed:
         language=_str(_get(feed, "language")),
         image=(_str(_get(image, "href")) if isinstance(image, dict) else None) or _str(_get(feed, "logo")),
         ttl=_str(_get(feed, "ttl")),
-        authors=[n for a in _get(feed, "authors") or () if (n := _str(_get(a, "name")))] if is_atom else [],
-        items=[_item(entry, url, is_atom, dates) for entry, dates in zip(entries, update_dates, strict=True)],
+        authors=[n for a in _get(feed, "authors") or () if (n := _person(a))],
+        items=[
+            _item(entry, url, is_atom, structured) for entry, structured in zip(entries, side, strict=True)
+        ],
         links=[
             (rel, href)
             for link in _get(feed, "links") or ()

@@ -7,6 +7,7 @@ All policy that must be the same for RSS, Atom and JSON Feed lives here, so a fe
 from __future__ import annotations
 
 import hashlib
+import html as htmllib
 import math
 import re
 from collections import Counter
@@ -25,6 +26,7 @@ SHORT_EXCERPT_WORDS = 80  # a description/summary shorter than this is a teaser,
 TRUNCATED_MAX_WORDS = 300  # "..." at the end of anything shorter means the text was cut
 # Placeholder dates (0001-01-01, the unix epoch) are "no date", not a real publication time.
 EARLIEST_REAL_DATE = datetime(1971, 1, 1, tzinfo=UTC)
+_UNDATED = datetime.max.replace(tzinfo=UTC)
 
 _TRACKING_PARAMS = frozenset({
     "fbclid", "gclid", "dclid", "gbraid", "wbraid", "msclkid", "yclid", "twclid", "igshid", "mc_cid",
@@ -43,6 +45,16 @@ _CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")  # no spaces betw
 _EMAIL_WITH_NAME = re.compile(
     r"^(?:mailto:)?\S+@\S+\s*\((.+)\)$|^(.+?)\s*(?:<(?:mailto:)?\S+@\S+>|\((?:mailto:)?\S+@\S+\))$"
 )
+# "Name, Senior Editor": what follows the comma is a job when it names one ("Sammy Davis, Jr." is a name).
+_JOB_TITLE = re.compile(
+    r"^([^,]+?),\s*(?=[^,]*\b(?:editor|writer|reporter|correspondent|contributor|columnist|producer|director"
+    r"|manager|staff|journalist|critic|analyst|founder|ceo|cto|president|host|chief|senior|associate"
+    r"|assistant|intern|photographer|researcher|professor|fellow|engineer|developer|designer|officer|head"
+    r"|lead|team|desk|blogger|anchor|coordinator|specialist|strategist|consultant|scientist|economist"
+    r"|editorial|newsroom)\b).+$",
+    re.IGNORECASE,
+)
+_BARE_ADDRESS = re.compile(r"^(?:mailto:)?[^\s@]+@\S+$")
 _TITLE_FROM_TEXT_CHARS = 200  # a title made from the first line of the description is cut to this
 _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
@@ -61,14 +73,20 @@ def _strip_tracking(query: str) -> str:
     return "&".join(kept)
 
 
+def _tidy(value: str) -> str:
+    """A URL as written, unwrapped (feeds wrap long URLs across lines) and with the characters that are
+    never part of a URL escaped."""
+    value = value.strip()
+    if "\n" in value or "\r" in value or "\t" in value:
+        value = _URL_WHITESPACE.sub("", value)
+    return value.replace(" ", "%20").replace('"', "%22").replace("<", "%3C").replace(">", "%3E")
+
+
 def clean_url(value: str | None, base: str | None = None) -> str | None:
     """Absolute http(s) URL with lower-case scheme/host and tracking parameters removed; else None."""
     if not value:
         return None
-    value = value.strip()
-    if "\n" in value or "\r" in value or "\t" in value:
-        value = _URL_WHITESPACE.sub("", value)
-    value = value.replace(" ", "%20").replace('"', "%22").replace("<", "%3C").replace(">", "%3E")
+    value = _tidy(value)
     simple = _SIMPLE_URL.match(value)
     if simple and not _TRACKING_HINT.search(value, simple.end()):
         return value  # already clean: the common case, without urllib's cost
@@ -86,6 +104,28 @@ def clean_url(value: str | None, base: str | None = None) -> str | None:
         return None
 
 
+_ABSOLUTE_URL = re.compile(r"https?://[^/?#\s]+", re.IGNORECASE)
+_MEDIA_EXTENSIONS = frozenset({
+    "mp3", "m4a", "m4b", "aac", "ogg", "oga", "opus", "wav", "flac", "mp4", "m4v", "mov", "webm", "mkv",
+    "avi", "mpg", "mpeg", "3gp", "jpg", "jpeg", "png", "gif", "webp", "avif", "svg", "pdf", "epub", "zip",
+    "torrent",
+})  # fmt: skip
+_PAGE_TYPES = ("text/html", "application/xhtml+xml")
+
+
+def media_url(value: str | None, base: str) -> str | None:
+    """An enclosure or image URL as published, only made absolute: it names a file people download, and
+    its query (a signature, the publisher's own accounting) is part of it. Identity URLs are cleaned
+    (clean_url), media URLs never."""
+    if not value:
+        return None
+    value = _tidy(value)
+    if _ABSOLUTE_URL.match(value):
+        return value
+    url = absolute_url(value, base)
+    return url if url and urlsplit(url).hostname else None
+
+
 def absolute_url(href: str, base: str) -> str | None:
     """A feed relation's URL made absolute but otherwise as written: a WebSub topic must match the
     hub's byte for byte, so no tracking-parameter cleaning here."""
@@ -96,7 +136,7 @@ def absolute_url(href: str, base: str) -> str | None:
     return url if urlsplit(url).scheme in ("http", "https") else None
 
 
-def _normalize_guid(guid: str) -> str:
+def normalize_guid(guid: str) -> str:
     """Strip whitespace; lower-case scheme and host of URL guids (paths are case-sensitive: keep them)."""
     guid = " ".join(guid.split())
     if guid[:4].lower() == "http":
@@ -165,13 +205,31 @@ def _dedupe(values: list[str]) -> list[str]:
     return list(dict.fromkeys(" ".join(v.split()) for v in values if v.strip()))
 
 
-def _author_names(values: list[str]) -> list[str]:
-    """Names, not addresses: RSS <author> is "email (Name)" by the spec, "Name <email>" in practice."""
-    names = []
+def _categories(values: list[str]) -> list[str]:
+    """Seed 002: categories de-duplicated case-insensitively, the first spelling kept ("News", "news")."""
+    found: dict[str, str] = {}
     for value in values:
-        m = _EMAIL_WITH_NAME.match(value.strip())
-        names.append((m.group(1) or m.group(2)) if m else value)
-    return _dedupe(names)
+        if name := " ".join(value.split()):
+            found.setdefault(name.casefold(), name)
+    return list(found.values())
+
+
+def _author_name(value: str) -> str:
+    """A name, not an address or a job: RSS <author> is "email (Name)" by the spec, "Name <email>",
+    "Name(mailto:&#111;&#110;…)" (an address hidden behind character references) or "Name, Senior
+    Editor" in practice."""
+    value = value.strip()
+    if "&" in value:
+        value = htmllib.unescape(value)
+    m = _EMAIL_WITH_NAME.match(value)
+    if m:
+        value = m.group(1) or m.group(2)
+    job = _JOB_TITLE.match(value) if "," in value else None
+    return job.group(1) if job else value
+
+
+def _author_names(values: list[str]) -> list[str]:
+    return _dedupe([_author_name(value) for value in values])
 
 
 def _title_from_text(text: str) -> str:
@@ -182,23 +240,66 @@ def _title_from_text(text: str) -> str:
     return line[:_TITLE_FROM_TEXT_CHARS].rsplit(" ", 1)[0] + "…"
 
 
+def _is_media(e: RawEnclosure) -> bool:
+    """A media file: a declared media type, else a media file name. A page (an embed player, an article)
+    with no media type is no enclosure."""
+    kind = (e.type or "").strip().lower()
+    if kind:
+        return not kind.startswith(_PAGE_TYPES)
+    path = e.url.split("?", 1)[0].split("#", 1)[0]
+    return path.rsplit(".", 1)[-1].lower() in _MEDIA_EXTENSIONS if "." in path.rsplit("/", 1)[-1] else False
+
+
+def _chosen_media(raw: list[RawEnclosure]) -> list[RawEnclosure]:
+    """The enclosures of an item: its real ones (<enclosure>, Atom enclosure links) when it has any;
+    otherwise its Media RSS items, one per media:group (the isDefault alternative, else the first), pages
+    left out."""
+    real = [e for e in raw if not e.media]
+    if real:
+        return real
+    chosen: list[RawEnclosure] = []
+    picked: dict[int, int] = {}  # group → index in `chosen`
+    for e in raw:
+        if not _is_media(e):
+            continue
+        if e.group is None:
+            chosen.append(e)
+        elif e.group not in picked:
+            picked[e.group] = len(chosen)
+            chosen.append(e)
+        elif e.default and not chosen[picked[e.group]].default:
+            chosen[picked[e.group]] = e
+    return chosen
+
+
 def _enclosures(raw: list[RawEnclosure], base: str) -> list[Enclosure]:
     found: dict[str, Enclosure] = {}
-    for e in raw:
-        url = clean_url(e.url, base)
+    for e in _chosen_media(raw):
+        url = media_url(e.url, base)
         if url and url not in found:
             found[url] = Enclosure(url, (e.type or "").strip().lower() or None, _int(e.length))
     return list(found.values())
 
 
-def _image(item: RawItem, enclosures: list[Enclosure]) -> str | None:
-    image = clean_url(item.image, item.base)
+_FIRST_IMG = re.compile(r'<img\s[^>]*?src="([^"]+)"[^>]*>')
+_PIXEL = re.compile(r'\s(?:width|height)="[01]"')
+
+
+def _image(item: RawItem, enclosures: list[Enclosure], content_html: str) -> str | None:
+    """The item's image, else a Media RSS image, an image enclosure, the first <img> of the body (seed
+    002; tracking pixels are no image). Media URLs stay as published."""
+    image = media_url(item.image, item.base)
     if image:
         return image
-    media_images = {clean_url(e.url, item.base) for e in item.enclosures if e.medium == "image"}
-    for e in enclosures:
-        if (e.type or "").startswith("image/") or e.url in media_images:
-            return e.url
+    for e in item.enclosures:
+        if e.medium == "image" and (url := media_url(e.url, item.base)):
+            return url
+    for enclosure in enclosures:
+        if (enclosure.type or "").startswith("image/"):
+            return enclosure.url
+    for m in _FIRST_IMG.finditer(content_html) if "<img" in content_html else ():
+        if not _PIXEL.search(m[0]):
+            return htmllib.unescape(m[1])
     return None
 
 
@@ -262,14 +363,21 @@ def _hash(*parts: str) -> str:
     return digest.hexdigest()
 
 
-def _identity(item: RawItem, link: str | None, title: str, enclosures: list[Enclosure],
-              published: datetime | None, text: str) -> tuple[str, str]:  # fmt: skip
+def _identity_enclosure(raw: list[RawEnclosure], base: str) -> str:
+    """The media URL that identifies an item without guid or link: the first enclosure or media:content
+    in document order, cleaned like identity URLs (what these hashes were always built from, so
+    identities survive changes in which media count as enclosures)."""
+    return next((url for e in raw if (url := clean_url(e.url, base))), "")
+
+
+def _identity(item: RawItem, link: str | None, title: str, published: datetime | None,
+              text: str) -> tuple[str, str]:  # fmt: skip
     """guid/id → link → stable hash of what identifies the item (design doc 004)."""
     if item.guid and item.guid.strip():
-        return _normalize_guid(item.guid), "id"
+        return normalize_guid(item.guid), "id"
     if link:
         return link, "link"
-    first_enclosure = enclosures[0].url if enclosures else ""
+    first_enclosure = _identity_enclosure(item.enclosures, item.base)
     when = published.isoformat() if published else ""
     key = (title, first_enclosure, when) if (title or first_enclosure or when) else (text,)
     return "sha256:" + _hash(*key), "hash"
@@ -277,8 +385,9 @@ def _identity(item: RawItem, link: str | None, title: str, enclosures: list[Encl
 
 def _entry(
     item: RawItem, now: datetime, inherited_authors: Sequence[str], problems: _Problems
-) -> Entry | None:
-    """One raw item → Entry; None when the item has nothing in it (no title, link, content, enclosure)."""
+) -> tuple[Entry, RawItem] | None:
+    """One raw item → (Entry, the item); None when the item has nothing in it (no title, link, content or
+    media)."""
     title = _plain(item.title)
     link = clean_url(item.link, item.base)
     if link is None and item.guid_is_permalink:
@@ -295,7 +404,7 @@ def _entry(
     summary_html = _html_of(excerpt) if excerpt is not None and not same_text else ""
     if summary_html == content_html:
         summary_html = ""
-    if not (title or link or content_html or enclosures):
+    if not (title or link or content_html or enclosures or _identity_enclosure(item.enclosures, item.base)):
         return None
     shown_title = title
     if not title:  # identity and hash keep the empty title: the fallback is derived from hashed content
@@ -308,17 +417,17 @@ def _entry(
     updated = _date(item.updated, problems)
     published = published or updated
     words = _word_count(content_text)
-    guid, guid_source = _identity(item, link, title, enclosures, published, content_text)
-    return Entry(
+    guid, guid_source = _identity(item, link, title, published, content_text)
+    entry = Entry(
         guid=guid,
         guid_source=guid_source,
         title=shown_title,
         link=link,
         authors=_author_names(item.authors) or list(inherited_authors),
-        categories=_dedupe(item.categories),
+        categories=_categories(item.categories),
         category_labels=dict(item.category_labels),
         enclosures=enclosures,
-        image=_image(item, enclosures),
+        image=_image(item, enclosures, content_html),
         duration_seconds=parse_duration(item.duration),
         published=published,
         updated=updated,
@@ -335,14 +444,16 @@ def _entry(
             link or "",
             content_html,
             summary_html,
-            " ".join(f"{e.url} {e.type} {e.length}" for e in enclosures),
+            # cleaned: a rotating tracking parameter in a media URL is no revision
+            " ".join(f"{clean_url(e.url) or e.url} {e.type} {e.length}" for e in enclosures),
             published.isoformat() if published else "",
             updated.isoformat() if updated else "",
         ),
     )
+    return entry, item
 
 
-def _make_guids_unique(entries: list[Entry], problems: _Problems) -> None:
+def _make_guids_unique(entries: list[tuple[Entry, RawItem]], problems: _Problems) -> None:
     """A guid repeated in one document: later copies get "#" + a hash of their identifying fields.
 
     The first copy keeps the plain guid, so the common case (one stray duplicate) does not change
@@ -350,10 +461,10 @@ def _make_guids_unique(entries: list[Entry], problems: _Problems) -> None:
     reordering.
     """
     seen: set[str] = set()
-    for entry in entries:
+    for entry, item in entries:
         if entry.guid in seen:
             problems.add("duplicate guid(s) made unique", entry.guid)
-            first_enclosure = entry.enclosures[0].url if entry.enclosures else ""
+            first_enclosure = _identity_enclosure(item.enclosures, item.base)
             suffix = _hash(entry.title, entry.link or "", first_enclosure, str(entry.published))[:12]
             base = candidate = f"{entry.guid}#{suffix}"
             n = 1
@@ -378,17 +489,38 @@ def _skip_days(values: list[str]) -> frozenset[str]:
     return frozenset(d for v in values if (d := v.strip().capitalize()) in _DAYS)
 
 
-def normalize_feed(raw: RawFeed, *, now: datetime) -> Feed:
-    """A raw parsed document → Feed with normalized, sanitized, uniquely identified entries."""
+def _newest(entries: list[Entry], cap: int) -> tuple[list[Entry], tuple[str, ...]]:
+    """The `cap` newest entries in document order, and the guids of the others. An undated entry counts
+    as new (storage dates it by first sight)."""
+    if len(entries) <= cap:
+        return entries, ()
+    newest_first = sorted(range(len(entries)), key=lambda i: entries[i].published or _UNDATED, reverse=True)
+    kept = set(newest_first[:cap])
+    return [e for i, e in enumerate(entries) if i in kept], tuple(
+        e.guid for i, e in enumerate(entries) if i not in kept
+    )
+
+
+def normalize_feed(raw: RawFeed, *, now: datetime, max_items: int | None = None) -> Feed:
+    """A raw parsed document → Feed with normalized, sanitized, uniquely identified entries; at most
+    `max_items` of them (the newest; the others are named in `over_cap`)."""
     problems = _Problems()
     entries = []
+    # the feed's authors (a channel's managingEditor too) name entries that name nobody; a bare address
+    # ("news@example.com?subject=RSS") names no one
+    inherited_authors = [a for a in _author_names(raw.authors) if not _BARE_ADDRESS.match(a)]
     for item in raw.items:
-        entry = _entry(item, now, raw.authors, problems)
+        entry = _entry(item, now, inherited_authors, problems)
         if entry is None:
             problems.add("empty item(s) dropped", item.guid or "(no guid)")
         else:
             entries.append(entry)
     _make_guids_unique(entries, problems)
+    kept, over_cap = (
+        _newest([e for e, _ in entries], max_items) if max_items else ([e for e, _ in entries], ())
+    )
+    if over_cap:
+        problems.add(f"entries over the cap of {max_items} per document left out (the oldest)", over_cap[0])
     description = raw.description
     return Feed(
         format=raw.format,
@@ -397,7 +529,7 @@ def normalize_feed(raw: RawFeed, *, now: datetime) -> Feed:
         description=(html_to_text if description.html else plain_text)(description.value)
         if description
         else "",
-        entries=entries,
+        entries=kept,
         language=(raw.language or "").strip() or None,
         image=clean_url(raw.image, raw.base),
         ttl_minutes=_ttl(raw.ttl),
@@ -406,4 +538,6 @@ def normalize_feed(raw: RawFeed, *, now: datetime) -> Feed:
         parser=raw.parser,
         warnings=[*raw.warnings, *problems.messages()],
         links=tuple((rel, url) for rel, href in raw.links if (url := absolute_url(href, raw.base))),
+        skipped_items=problems.counts["empty item(s) dropped"],
+        over_cap=over_cap,
     )

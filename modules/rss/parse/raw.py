@@ -26,10 +26,18 @@ class RawText:
 
 @dataclass(frozen=True, slots=True)
 class RawEnclosure:
+    """An RSS <enclosure> / Atom enclosure link, or a Media RSS <media:content> (`media`).
+
+    Media RSS alternatives of one <media:group> share `group` (its position among the item's groups):
+    normalize makes one media item of them, and none at all when the item has a real enclosure."""
+
     url: str
     type: str | None = None
     length: str | None = None
     medium: str | None = None  # Media RSS `medium` ("image", "video", ...)
+    media: bool = False  # from <media:content>, not from <enclosure> or an enclosure link
+    group: int | None = None  # the <media:group> it is an alternative in
+    default: bool = False  # media:content isDefault="true"
 
 
 @dataclass(slots=True)
@@ -38,7 +46,9 @@ class RawItem:
 
     base: str  # xml:base in scope (or the document URL): resolves `link` and enclosure URLs
     guid: str | None = None  # <guid>, atom <id>, JSON `id`
-    guid_is_permalink: bool = False  # RSS <guid isPermaLink="true"> (the default): the guid is a link
+    # RSS <guid isPermaLink="true"> (the default), or an Atom id: an absolute http(s) guid is the link when
+    # there is no other (an Atom entry whose <link> is absent or empty often has its URL as id)
+    guid_is_permalink: bool = False
     title: RawText | None = None
     link: str | None = None
     content_encoded: RawText | None = None  # content:encoded
@@ -68,7 +78,8 @@ class RawFeed:
     ttl: str | None = None
     skip_hours: list[str] = field(default_factory=list)
     skip_days: list[str] = field(default_factory=list)
-    authors: list[str] = field(default_factory=list)  # inherited by entries without authors (Atom, JSON)
+    # inherited by entries without authors: Atom/JSON feed authors, RSS channel authors and managingEditor
+    authors: list[str] = field(default_factory=list)
     items: list[RawItem] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     # Feed-level links other than alternate/enclosure: (rel, href), e.g. WebSub hub/self, RFC 5005 paging.

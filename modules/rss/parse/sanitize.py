@@ -1,7 +1,8 @@
 """HTML from feeds is hostile: an nh3 (ammonia) allowlist makes it safe to display, lxml makes it text.
 
-Policy: only formatting/structure tags and their harmless attributes survive; script/style/iframe/object/
-embed/svg are removed with their content; no event handlers or style attributes; href/src must be http,
+Policy: only formatting/structure tags and their harmless attributes survive; script/style/iframe/embed/svg
+are removed with their content; <object> and <applet> go but their fallback content stays (browsers show it
+when they do not run the plugin, and none runs one now); no event handlers or style attributes; href/src must be http,
 https or mailto after relative URLs are resolved against the entry's base; links get
 rel="noopener noreferrer".
 """
@@ -18,8 +19,8 @@ import nh3
 from lxml import etree
 
 _CLEAN_CONTENT_TAGS = frozenset({
-    "script", "style", "iframe", "object", "embed", "applet", "template", "noembed", "noframes",
-    "frame", "frameset", "svg", "math",
+    "script", "style", "iframe", "embed", "template", "noembed", "noframes", "frame", "frameset", "svg",
+    "math",
 })  # fmt: skip
 _URL_SCHEMES = frozenset({"http", "https", "mailto"})
 # html5ever checks the stack of open elements for every start tag, so deeply nested input costs

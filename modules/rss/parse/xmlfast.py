@@ -14,6 +14,7 @@ import binascii
 import html
 import re
 import threading
+from dataclasses import dataclass
 from html.entities import html5 as _HTML5_ENTITIES
 from urllib.parse import urljoin
 
@@ -41,7 +42,8 @@ class _Keys(dict[str, str]):
 
     def __missing__(self, tag: str) -> str:
         if tag[0] != "{":
-            key = self.bare + tag.lower()
+            # "dc:date" without a namespace: a recovering parse of an undeclared prefix, read as written
+            key = tag.lower() if ":" in tag else self.bare + tag.lower()
         else:
             uri, local = tag[1:].split("}", 1)
             prefix = prefix_of(uri)
@@ -170,6 +172,16 @@ def _html(el: etree._Element | None, base: str) -> RawText | None:
     return RawText(value, True, _base(el, base)) if value.strip() else None
 
 
+def _base64_text(value: str) -> str:
+    """Atom 0.3 mode="base64": the decoded text; the text as written when it does not decode (feedparser
+    does the same). Publishers drop the `=` padding, which the decoder insists on: it is put back."""
+    packed = "".join(value.split())
+    try:
+        return base64.b64decode(packed + "=" * (-len(packed) % 4)).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return value
+
+
 def _atom_text(el: etree._Element | None, base: str) -> RawText | None:
     """An Atom text construct (type text/html/xhtml; Atom 0.3 mode escaped/xml/base64)."""
     if el is None:
@@ -178,11 +190,7 @@ def _atom_text(el: etree._Element | None, base: str) -> RawText | None:
     mode = (el.get("mode") or "").strip().lower()
     base = _base(el, base)
     if mode == "base64":
-        try:
-            value = base64.b64decode(_text(el)).decode("utf-8", errors="replace")
-        except (binascii.Error, ValueError):
-            return None
-        is_html = "html" in kind
+        value, is_html = _base64_text(_text(el)), "html" in kind
     elif "xhtml" in kind or mode == "xml":
         divs = [child for child in el if isinstance(child.tag, str)]
         only = divs[0] if len(divs) == 1 and etree.QName(divs[0]).localname == "div" else el
@@ -242,6 +250,10 @@ def _authors(c: Children) -> list[str]:
 def _categories(c: Children) -> tuple[list[str], dict[str, str]]:
     """Category names, Atom terms and keywords; and the Atom labels that differ from their terms."""
     found = [_text(el) for key in fields.CATEGORIES for el in c.get(key, ())]
+    for wrapper in c.get("categories", ()):  # <categories><category>..</category></categories>
+        found += [_text(el) for el in wrapper if isinstance(el.tag, str) and _RSS_KEYS[el.tag] == "category"]
+    for el in c.get("itunes:category", ()):  # item level: text="Technology", subcategories nested
+        found += [(sub.get("text") or "").strip() for sub in el.iter(el.tag)]
     labels: dict[str, str] = {}
     for el in c.get("atom:category", ()):
         term, label = (el.get("term") or "").strip(), (el.get("label") or "").strip()
@@ -253,7 +265,9 @@ def _categories(c: Children) -> tuple[list[str], dict[str, str]]:
     return [name for name in found if name], labels
 
 
-def _enclosures(c: Children, base: str) -> list[RawEnclosure]:
+def _enclosures(c: Children, base: str, keys: _Keys) -> list[RawEnclosure]:
+    """Enclosures, then media:content (normalize decides which count): alternatives inside one
+    media:group (flattened into `c` by _children) share the group's number."""
     found: list[RawEnclosure] = []
     for el in c.get("enclosure", ()):
         url = _href(el, "url", base) or _href(el, "href", base)
@@ -264,10 +278,17 @@ def _enclosures(c: Children, base: str) -> list[RawEnclosure]:
             url = _href(el, "href", base)
             if url:
                 found.append(RawEnclosure(url, el.get("type"), el.get("length")))
+    groups: dict[etree._Element, int] = {}
     for el in c.get("media:content", ()):
         url = _href(el, "url", base)
         if url:
-            found.append(RawEnclosure(url, el.get("type"), el.get("fileSize"), el.get("medium")))
+            parent = el.getparent()
+            group = None
+            if parent is not None and keys[parent.tag] == "media:group":
+                group = groups.setdefault(parent, len(groups))
+            default = (el.get("isDefault") or "").strip().lower() == "true"
+            medium = el.get("medium")
+            found.append(RawEnclosure(url, el.get("type"), el.get("fileSize"), medium, True, group, default))
     return found
 
 
@@ -289,6 +310,17 @@ def _image(c: Children, base: str) -> str | None:
         if nested and (image := _image({"media:thumbnail": nested}, base)):
             return image
     return None
+
+
+def _channel_authors(channel: etree._Element | None) -> list[str]:
+    """A channel's authors and managingEditor in document order (feedparser's feed `authors`)."""
+    if channel is None:
+        return []
+    return [
+        name
+        for el in channel
+        if isinstance(el.tag, str) and _RSS_KEYS[el.tag] in fields.FEED_AUTHORS and (name := _person(el))
+    ]
 
 
 def _dates(c: Children) -> tuple[str | None, str | None]:
@@ -325,7 +357,7 @@ def _rss_item(el: etree._Element, feed_base: str) -> RawItem:
         authors=_authors(c),
         categories=categories,
         category_labels=labels,
-        enclosures=_enclosures(c, base),
+        enclosures=_enclosures(c, base, _RSS_KEYS),
         image=_image(c, base),
         duration=_first_text(c, "itunes:duration"),
     )
@@ -339,6 +371,7 @@ def _atom_entry(el: etree._Element, feed_base: str) -> RawItem:
     return RawItem(
         base=base,
         guid=_first_text(c, "atom:id"),
+        guid_is_permalink=True,  # an entry without a usable link is found at its id, when that is a URL
         title=_atom_text(_first(c, "atom:title"), base) or _html(_first(c, *fields.TITLE_FALLBACK), base),
         link=_first_text(c, "feedburner:origlink") or _atom_link(c, base),
         content=_atom_text(_first(c, "atom:content"), base),
@@ -349,7 +382,7 @@ def _atom_entry(el: etree._Element, feed_base: str) -> RawItem:
         authors=_authors(c),
         categories=categories,
         category_labels=labels,
-        enclosures=_enclosures(c, base),
+        enclosures=_enclosures(c, base, _ATOM_KEYS),
         image=_image(c, base),
         duration=_first_text(c, "itunes:duration"),
     )
@@ -381,6 +414,7 @@ def _rss_feed(root: etree._Element, key: str, url: str) -> RawFeed:
         language=_first_text(c, "language", "dc:language") or root.get(_XML_LANG),
         image=image or _image(c, base),
         ttl=_first_text(c, "ttl"),
+        authors=_channel_authors(channel),
         skip_hours=[_text(h) for el in c.get("skiphours", ()) for h in el],
         skip_days=[_text(d) for el in c.get("skipdays", ()) for d in el],
         items=[_rss_item(item, base) for item in items],
@@ -446,16 +480,82 @@ def _move_to_atom(root: etree._Element, namespace: str) -> None:
             el.tag = f"{{{ATOM10}}}{el.tag[len(prefix) :]}"
 
 
-def _inline_entity_references(root: etree._Element) -> int:
-    """Replace the entity references a DOCTYPE left in the tree (entities are never expanded): HTML
-    names by their character, others (internal-subset entities, entity bombs) by nothing.
-    Returns how many were dropped."""
-    dropped = 0
+# An internal entity's replacement text may name other entities and character references.
+_REFERENCE = re.compile(r"&(?:#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6})|([A-Za-z_][\w.-]*));")
+_PREDEFINED = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'"}
+ENTITY_TEXT_MAX = 4096  # characters one internal entity may expand to (a billion laughs stops here)
+ENTITY_DEPTH_MAX = 8  # entities naming entities naming ...
+ENTITY_TOTAL_MAX = 1_000_000  # characters all references of one document may add (amplification)
+
+
+def _declarations(dtd: etree.DTD) -> dict[str, str | None]:
+    """The DTD's entity declarations: name → replacement text (None for an external entity)."""
+    entities = dtd.iterentities()  # type: ignore[attr-defined]  # lxml has it, its stubs do not
+    return {e.name: None if e.system_url or e.content is None else e.content for e in entities}
+
+
+def _internal_entities(dtd: etree.DTD) -> tuple[dict[str, str], int]:
+    """The internal subset's entities expanded to text, bounded (each at most ENTITY_TEXT_MAX characters,
+    ENTITY_DEPTH_MAX levels deep); external ones (SYSTEM/PUBLIC) are never read. Returns the expansions
+    and how many entities were refused."""
+    written = _declarations(dtd)
+    done: dict[str, str | None] = {}
+
+    def expand(name: str, depth: int) -> str | None:
+        if name in done:
+            return done[name]
+        done[name] = None  # while expanding: a reference back to it is a loop, refused
+        text = written.get(name)
+        if text is not None and depth <= ENTITY_DEPTH_MAX:
+            text = _REFERENCE.sub(lambda m: reference(m, depth), text)
+            if len(text) > ENTITY_TEXT_MAX or "\x00" in text:
+                text = None
+        done[name] = text
+        return text
+
+    def reference(m: re.Match[str], depth: int) -> str:
+        number, hexadecimal, name = m.groups()
+        if name is None:
+            code = int(number) if number else int(hexadecimal, 16)
+            return chr(code) if 0 < code <= 0x10FFFF else ""
+        if name in _PREDEFINED:
+            return _PREDEFINED[name]
+        value = expand(name, depth + 1)
+        if value is None:
+            raise _Refused
+        return value
+
+    expanded: dict[str, str] = {}
+    for name in written:
+        try:
+            value = expand(name, 0)
+        except _Refused:
+            value = done[name] = None
+        if value is not None:
+            expanded[name] = value
+    return expanded, len(written) - len(expanded)
+
+
+class _Refused(Exception):
+    """An entity refers to one that is external, unknown, looping or too large."""
+
+
+def _inline_entity_references(root: etree._Element, entities: dict[str, str]) -> int:
+    """Replace the entity references a DOCTYPE left in the tree (lxml never expands them here): internal
+    entities by their bounded expansion (ENTITY_TOTAL_MAX in all), HTML names by their character,
+    anything else (external entities, entity bombs) by nothing. Returns how many were dropped."""
+    dropped, budget = 0, ENTITY_TOTAL_MAX
     for ref in list(root.iter(etree.Entity)):
-        char = _HTML5_ENTITIES.get((ref.text or "&").lstrip("&"))  # ref.text is "&name;"
-        if char is None:
+        name = (ref.text or "&").strip("&;")  # ref.text is "&name;"
+        text = entities.get(name)
+        if text is not None:
+            budget -= len(text)
+            text = text if budget >= 0 else None
+        else:
+            text = _HTML5_ENTITIES.get(name + ";")
+        if text is None:
             dropped += 1
-        text = (char or "") + (ref.tail or "")
+        text = (text or "") + (ref.tail or "")
         parent, previous = ref.getparent(), ref.getprevious()
         if parent is None:
             continue
@@ -467,16 +567,88 @@ def _inline_entity_references(root: etree._Element) -> int:
     return dropped
 
 
+_INTERNAL_SUBSET = re.compile(r"<!DOCTYPE\s[^\[>]*\[(.*?)\]\s*>", re.DOTALL)
+
+
+def expand_internal_entities(text: str) -> tuple[str, int]:
+    """For a document lxml cannot parse (the feedparser path, which never expands entities): the internal
+    subset's entities expanded in place as text, within the same bounds as the fast path. Returns the text
+    and how many declarations were refused."""
+    subset = _INTERNAL_SUBSET.search(text, 0, 65536)
+    if subset is None:
+        return text, 0
+    try:
+        doctype = etree.fromstring(f"<!DOCTYPE x [{subset[1]}]><x/>".encode(), _parser())
+    except XMLSyntaxError:
+        return text, 0
+    dtd = doctype.getroottree().docinfo.internalDTD
+    if dtd is None:
+        return text, 0
+    entities, refused = _internal_entities(dtd)
+    declared = _declarations(dtd).keys()
+    budget = ENTITY_TOTAL_MAX
+
+    def replace(m: re.Match[str]) -> str:
+        nonlocal budget
+        if m[3] not in declared:
+            return m[0]  # a character reference or an HTML name: feedparser reads those itself
+        value = entities.get(m[3], "")
+        budget -= len(value)
+        return html.escape(value, quote=False) if budget >= 0 else ""
+
+    return text[: subset.end()] + _REFERENCE.sub(replace, text[subset.end() :]), refused
+
+
 def parse_xml(data: bytes, url: str) -> RawFeed:
     """Parse well-formed UTF-8 XML. Raises XMLSyntaxError (not well-formed) or FeedParseError."""
     root = etree.fromstring(data, _parser())
     if root is None:
         raise FeedParseError("empty XML document")
-    dropped = _inline_entity_references(root) if root.getroottree().docinfo.internalDTD is not None else 0
+    dtd = root.getroottree().docinfo.internalDTD
+    dropped = refused = 0
+    if dtd is not None:
+        entities, refused = _internal_entities(dtd)
+        dropped = _inline_entity_references(root, entities)
     raw = _feed_from_root(root, url)
+    if refused:
+        raw.warnings.append(f"{refused} DTD entity declaration(s) refused (external, looping or too large)")
     if dropped:
-        raw.warnings.append(f"{dropped} reference(s) to DTD-declared entities left unexpanded")
+        raw.warnings.append(f"{dropped} reference(s) to entities that were not expanded")
     return raw
+
+
+@dataclass(frozen=True, slots=True)
+class Structured:
+    """What the feedparser path takes from lxml for one item: the fields feedparser flattens or loses
+    (every update date, media:group alternatives, the nesting of thumbnails, wrapped categories)."""
+
+    updated: str | None
+    enclosures: list[RawEnclosure]
+    image: str | None
+    categories: list[str]
+    category_labels: dict[str, str]
+
+
+def structured_items(data: bytes, url: str) -> list[Structured]:
+    """Every item's structured fields, by the fast path's own mapping, from lxml's recovering parser (no
+    entities, DTDs or network), items in document order; [] when nothing can be read."""
+    parser = etree.XMLParser(
+        recover=True, resolve_entities=False, no_network=True, load_dtd=False, remove_comments=True
+    )
+    try:
+        root = etree.fromstring(data, parser)
+    except XMLSyntaxError:
+        return []
+    found = []
+    for item in () if root is None else root.iter("{*}item", "{*}entry", "item", "entry"):
+        keys = _ATOM_KEYS if str(item.tag).endswith("entry") else _RSS_KEYS
+        c = _children(item, keys)
+        categories, labels = _categories(c)
+        base = _base(item, url)
+        found.append(
+            Structured(_dates(c)[1], _enclosures(c, base, keys), _image(c, base), categories, labels)
+        )
+    return found
 
 
 # --- repairs for documents that are almost well-formed -------------------------------------------------
@@ -494,12 +666,96 @@ _ELEMENT_PREFIX = re.compile(rb"</?([A-Za-z_][\w.-]*):[A-Za-z_]")
 _ATTRIBUTE_PREFIX = re.compile(rb"\s([A-Za-z_][\w.-]*):[A-Za-z_][\w.-]*\s*=")
 _PREFIX_DECL = re.compile(rb"xmlns:([A-Za-z_][\w.-]*)\s*=")
 _ROOT_START = re.compile(rb"<(?![?!])[^\s>/]+")
-_BEFORE_DECLARATION = re.compile(rb"^.{1,4096}?(?=<\?xml\s)", re.DOTALL)  # PHP warnings, comments, blanks
+_BEFORE_DECLARATION = re.compile(
+    rb"^.{1,4096}?(?=<\?xml(?![\w.-]))", re.DOTALL
+)  # PHP warnings, comments, blanks
+_LEADING_COMMENTS = re.compile(rb"(?:<!--.*?-->\s*)+", re.DOTALL)
+_DECLARATION = re.compile(rb"<\?xml(?![\w.-])[^>]*>")
+_GOOD_DECLARATION = re.compile(
+    rb"""<\?xml\s+version\s*=\s*(["'])[\w.:-]+\1(?:\s+encoding\s*=\s*(["'])[\w.:-]+\2)?"""
+    rb"""(?:\s+standalone\s*=\s*(["'])(?:yes|no)\3)?\s*\?>"""
+)
+# A start tag with an attribute value in no quotes (rss:version=2.0); values are found token by token, so
+# "=" inside a quoted value is never taken for another attribute.
+_UNQUOTED_HINT = re.compile(rb"""<[A-Za-z_][\w.:-]*\s[^<>]*?=[ \t]*[^\s"'<>]""")
+_START_TAG_ATTRIBUTES = re.compile(rb"<[A-Za-z_][\w.:-]*\s[^<>]*>")
+_ATTRIBUTE_VALUE = re.compile(rb"""(\s[\w.:-]+\s*=\s*)("[^"]*"|'[^']*'|[^\s"'>/][^\s"'>]*)""")
 _NAMESPACE_DECL = re.compile(rb"""(\sxmlns(?::[\w.-]+)?\s*=\s*)(["'])([^"'<>]*?)\2""")
 # Some namespace URI holds whitespace: a literal-led search that spares most documents _NAMESPACE_DECL's
 # attempt at every whitespace byte.
 _SPACE_IN_NAMESPACE = re.compile(rb"""xmlns(?::[\w.-]+)?\s*=\s*(["'])[^"'<>]*?\s[^"'<>]*?\1""")
-_KNOWN_URIS = {prefix.encode(): uri.encode() for prefix, uri in CANONICAL.items()}
+# An undeclared `rss:` prefix on RSS's own elements (<rss:item>) means RSS: RSS 1.0's namespace reads as such.
+_KNOWN_URIS = {prefix.encode(): uri.encode() for prefix, uri in CANONICAL.items()} | {
+    b"rss": b"http://purl.org/rss/1.0/"
+}
+
+
+# What the balancer steps over: a comment, a processing instruction, a declaration, the start of a CDATA
+# section, or a start/end tag (group 1: "/", 2: name, 3: "/" of an empty-element tag).
+_MARKUP = re.compile(
+    rb"""<(?:!--.*?-->|\?.*?\?>|!\[CDATA\[|![^>]*>|(/?)([A-Za-z_][\w.:-]*)(?:[^>"']|"[^"]*"|'[^']*')*?(/?)>)""",
+    re.DOTALL,
+)
+_ITEM_NAMES = frozenset({b"item", b"entry"})
+_ITEM_CONTAINERS = frozenset({b"channel", b"rss", b"rdf", b"feed"})  # items are children of these only
+MAX_XML_DEPTH = 256  # libxml2's own limit without huge_tree; the balancer refuses deeper documents too
+
+
+def _local_name(name: bytes) -> bytes:
+    return name.rpartition(b":")[2].lower()
+
+
+def balance(data: bytes) -> tuple[bytes, int]:
+    """Tags put in order, as a browser would: an end tag closes the elements left open inside its element,
+    an item's start tag closes whatever is left open inside the channel (items never nest: an unclosed
+    <itunes:category> or <item> must not swallow the items after it), an end tag that closes nothing goes, a CDATA section that runs past its element's end tag ends there,
+    and elements still open at the end are closed. Returns the bytes and the number of fixes; raises
+    FeedParseError for a document nested deeper than MAX_XML_DEPTH (the lenient path has no limit)."""
+    out: list[bytes] = []
+    stack: list[bytes] = []
+    pos = fixes = 0
+    while (m := _MARKUP.search(data, pos)) is not None:
+        if m.group(0) == b"<![CDATA[":
+            end = data.find(b"]]>", m.end())
+            closing = data.find(b"</" + stack[-1] + b">", m.end()) if stack else -1
+            if end == -1 or -1 < closing < end:
+                cut = closing if closing != -1 else len(data)
+                out += (data[pos:cut], b"]]>")
+                pos, fixes = cut, fixes + 1
+            else:
+                out.append(data[pos : end + 3])
+                pos = end + 3
+            continue
+        slash, name, empty = m.groups()
+        if name is None or empty:
+            out.append(data[pos : m.end()])
+        elif not slash:
+            if _local_name(name) in _ITEM_NAMES and any(_local_name(n) in _ITEM_CONTAINERS for n in stack):
+                while _local_name(stack[-1]) not in _ITEM_CONTAINERS:  # an unclosed element before it
+                    out.append(b"</" + stack.pop() + b">")
+                    fixes += 1
+            stack.append(name)
+            if len(stack) > MAX_XML_DEPTH:
+                raise FeedParseError(f"elements nested deeper than {MAX_XML_DEPTH} levels")
+            out.append(data[pos : m.end()])
+        elif stack and stack[-1] == name:
+            stack.pop()
+            out.append(data[pos : m.end()])
+        elif name in stack:
+            out.append(data[pos : m.start()])
+            while stack[-1] != name:
+                out.append(b"</" + stack.pop() + b">")
+                fixes += 1
+            stack.pop()
+            out.append(m.group(0))
+        else:  # closes nothing that is open: dropped
+            out.append(data[pos : m.start()])
+            fixes += 1
+        pos = m.end()
+    out.append(data[pos:])
+    fixes += len(stack)
+    out += (b"</" + name + b">" for name in reversed(stack))
+    return b"".join(out), fixes
 
 
 def _fix_ampersand(m: re.Match[bytes]) -> bytes:
@@ -531,6 +787,15 @@ def _declare_prefixes(data: bytes) -> bytes:
     return data[: root.end()] + decls + data[root.end() :]
 
 
+def _quote_value(m: re.Match[bytes]) -> bytes:
+    value = m.group(2)
+    return m.group(0) if value[:1] in (b'"', b"'") else m.group(1) + b'"' + value + b'"'
+
+
+def _quote_attributes(m: re.Match[bytes]) -> bytes:
+    return _ATTRIBUTE_VALUE.sub(_quote_value, m.group(0))
+
+
 def _compact_namespace(m: re.Match[bytes]) -> bytes:
     return m.group(1) + m.group(2) + b"".join(m.group(3).split()) + m.group(2)
 
@@ -541,9 +806,22 @@ def repair(data: bytes) -> tuple[bytes, list[str]]:
     fixed = data.lstrip()
     if not fixed.startswith(b"<") and b"<" in fixed:
         fixed = fixed[fixed.index(b"<") :]
-    fixed = _BEFORE_DECLARATION.sub(b"", fixed, count=1)
+    comments = _LEADING_COMMENTS.match(fixed)
+    if comments and fixed.startswith(b"<?xml", comments.end()):  # a comment may mention "<?xml" itself
+        fixed = fixed[comments.end() :]
+    else:
+        fixed = _BEFORE_DECLARATION.sub(b"", fixed, count=1)
     if fixed != data:
         done.append("removed content before the XML declaration")
+    declaration = _DECLARATION.match(fixed)
+    if declaration and not _GOOD_DECLARATION.fullmatch(declaration.group(0)):
+        fixed = fixed[declaration.end() :].lstrip()  # the decoder read what it could from it already
+        done.append("removed a malformed XML declaration")
+    if _UNQUOTED_HINT.search(fixed):
+        quoted = _START_TAG_ATTRIBUTES.sub(_quote_attributes, fixed)
+        if quoted != fixed:
+            fixed = quoted
+            done.append("quoted attribute values")
     compact = _NAMESPACE_DECL.sub(_compact_namespace, fixed) if _SPACE_IN_NAMESPACE.search(fixed) else fixed
     if compact != fixed:
         fixed = compact

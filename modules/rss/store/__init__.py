@@ -7,6 +7,7 @@ from modules.rss.store.entries import delete_entry, expire_entries, load_known, 
 from modules.rss.store.feeds import (
     EDITABLE,
     EDITABLE_BOUNDS,
+    EDITABLE_FLAGS,
     FEED_COLUMNS,
     Claim,
     FeedRow,
@@ -20,6 +21,7 @@ from modules.rss.store.feeds import (
     list_feeds,
     poll_soon,
     remove_feed,
+    retry_blocked,
     update_feed,
     update_feed_meta,
 )
@@ -29,6 +31,7 @@ from modules.rss.store.reading import get_entry, list_entries, mark_entries
 __all__ = [
     "EDITABLE",
     "EDITABLE_BOUNDS",
+    "EDITABLE_FLAGS",
     "FEED_COLUMNS",
     "Claim",
     "FeedRow",
@@ -52,6 +55,7 @@ __all__ = [
     "mark_parse_error",
     "poll_soon",
     "remove_feed",
+    "retry_blocked",
     "save_raw",
     "update_feed",
     "update_feed_meta",

@@ -30,7 +30,8 @@ def _entry_record(e: Entry, feed_id: int, now: datetime) -> dict[str, Any]:
 _RECORDSET = """r(guid text, guid_source text, message_id uuid, title text, link text, authors jsonb, categories jsonb,
     enclosures jsonb, image text, duration_seconds integer, published timestamptz, updated timestamptz,
     date_uncertain boolean, future_dated boolean, summary_html text, content_html text, content_text text,
-    word_count integer, reading_time_minutes integer, partial_content boolean, content_hash text, effective_at timestamptz)"""
+    word_count integer, reading_time_minutes integer, partial_content boolean, content_hash text, effective_at timestamptz,
+    announced boolean, intake_reason text)"""
 
 
 async def load_known(
@@ -65,31 +66,37 @@ async def write(conn: asyncpg.Connection, intents: Intents) -> set[str]:
     feed_id, now = intents.feed_id, intents.now
     if intents.seen:
         await conn.execute(
-            "UPDATE mod_rss.entries SET last_seen = $3, seen_count = seen_count + 1 WHERE feed_id = $1 AND guid = ANY($2::text[])",
+            """UPDATE mod_rss.entries SET last_seen = $3, seen_count = seen_count + 1, last_fetch_id = $4
+               WHERE feed_id = $1 AND guid = ANY($2::text[])""",
             feed_id,
             intents.seen,
             now,
+            intents.fetch_id,
         )
     inserted: set[str] = set()
     if intents.new:
-        records = [_entry_record(n.entry, feed_id, now) for n in intents.new]
+        records = [
+            _entry_record(n.entry, feed_id, now) | {"announced": n.realtime, "intake_reason": n.reason}
+            for n in intents.new
+        ]
         inserted = {
             r["guid"]
             for r in await conn.fetch(
                 f"""INSERT INTO mod_rss.entries (feed_id, guid, guid_source, message_id, title, link, authors, categories,
                         enclosures, image, duration_seconds, published, updated, date_uncertain, future_dated, summary_html,
                         content_html, content_text, word_count, reading_time_minutes, partial_content, content_hash,
-                        first_seen, last_seen, effective_at)
+                        first_seen, last_seen, effective_at, fetch_id, last_fetch_id, announced, intake_reason)
                     SELECT $1, r.guid, r.guid_source, r.message_id, r.title, r.link,
                            ARRAY(SELECT jsonb_array_elements_text(r.authors)), ARRAY(SELECT jsonb_array_elements_text(r.categories)),
                            r.enclosures, r.image, r.duration_seconds, r.published, r.updated, r.date_uncertain, r.future_dated,
                            r.summary_html, r.content_html, r.content_text, r.word_count, r.reading_time_minutes,
-                           r.partial_content, r.content_hash, $3, $3, r.effective_at
+                           r.partial_content, r.content_hash, $3, $3, r.effective_at, $4, $4, r.announced, r.intake_reason
                     FROM jsonb_to_recordset($2::jsonb) AS {_RECORDSET}
                     ON CONFLICT (feed_id, guid) DO NOTHING RETURNING guid""",
                 feed_id,
                 records,
                 now,
+                intents.fetch_id,
             )
         }
     if intents.revised:
@@ -101,11 +108,30 @@ async def write(conn: asyncpg.Connection, intents: Intents) -> set[str]:
                     date_uncertain = r.date_uncertain, future_dated = r.future_dated, summary_html = r.summary_html,
                     content_html = r.content_html, content_text = r.content_text, word_count = r.word_count,
                     reading_time_minutes = r.reading_time_minutes, partial_content = r.partial_content,
-                    content_hash = r.content_hash, revision = revision + 1
+                    content_hash = r.content_hash, revision = revision + 1, last_fetch_id = $3
                 FROM jsonb_to_recordset($2::jsonb) AS {_RECORDSET}
                 WHERE feed_id = $1 AND mod_rss.entries.guid = r.guid""",
             feed_id,
             [_entry_record(r.entry, feed_id, now) for r in intents.revised],
+            intents.fetch_id,
+        )
+    if intents.filtered:
+        await conn.executemany(
+            """INSERT INTO mod_rss.intake_skips AS s (feed_id, guid, reason, title, link, fetch_id, first_at, last_at)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+               ON CONFLICT (feed_id, guid) DO UPDATE SET reason = $3, title = $4, link = $5, fetch_id = $6, last_at = $7""",
+            [
+                (
+                    feed_id,
+                    f.entry.guid,
+                    f"filtered by the processor {f.processor}",
+                    f.entry.title,
+                    f.entry.link,
+                    intents.fetch_id,
+                    now,
+                )
+                for f in intents.filtered
+            ],
         )
     return inserted
 

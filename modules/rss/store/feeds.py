@@ -19,7 +19,8 @@ from host.workqueue import WorkQueue
 
 FEED_COLUMNS = (
     "id, url, title, site_url, description, format, folder, enabled, interval_override_s, retention_days, "
-    "lookback_hours, full_text, dead, stale, created_at, typical_order"
+    "lookback_hours, full_text, dead, stale, created_at, typical_order, min_interval_s, max_interval_s, "
+    "push_only, backfill"
 )
 # Per-feed fields a user may change with `rss set` → their column.
 EDITABLE = {
@@ -30,10 +31,18 @@ EDITABLE = {
     "lookback": "lookback_hours",
     "title": "title",
     "full_text": "full_text",
+    "min_interval": "min_interval_s",
+    "max_interval": "max_interval_s",
+    "push_only": "push_only",
+    "backfill": "backfill",
 }
+# The true/false ones.
+EDITABLE_FLAGS = frozenset({"enabled", "full_text", "push_only", "backfill"})
 # The numeric ones: (lowest, highest, unit as the user gives it); the interval is stored in seconds.
 EDITABLE_BOUNDS = {
     "interval": (1, 10080, "minutes"),
+    "min_interval": (1, 10080, "minutes"),
+    "max_interval": (1, 10080, "minutes"),
     "retention": (1, 36500, "days"),
     "lookback": (1, 168, "hours"),
 }
@@ -57,6 +66,10 @@ class FeedRow:
     stale: bool
     created_at: datetime
     typical_order: str | None  # newest_first | oldest_first | unordered (ingest.order), None = not known yet
+    min_interval_s: int | None  # the feed's own interval clamps (seed 001 §8), None = the settings'
+    max_interval_s: int | None
+    push_only: bool  # no polling while a WebSub subscription is active (a poll when its lease ends)
+    backfill: bool  # walk RFC 5005 archives when the feed links them
 
     @classmethod
     def from_record(cls, r: asyncpg.Record) -> FeedRow:
@@ -78,6 +91,10 @@ class Claim:
     skip_days: list[str]
     circuit: BreakerState = dataclasses.field(default_factory=BreakerState)
     last_wire_bytes: int | None = None  # the last 200 body as received: what a 304 saves
+    warned: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # scope → conditions warned about
+    response_ms_total: float = 0.0  # all polls' fetch times, for the mean response time
+    responses: int = 0
+    skipped_items: int = 0  # items left out for having nothing in them, lifetime (seed 002)
 
 
 # -- feeds ---------------------------------------------------------------------------------------
@@ -171,9 +188,20 @@ async def update_feed(conn: asyncpg.Connection, feed_id: int, changes: dict[str,
                    circuit = 'closed', circuit_history = 0, circuit_opens = 0 WHERE feed_id = $1""",
             feed_id,
         )
-    if "interval" in changes:
+    if changes.keys() & {"interval", "min_interval", "max_interval", "push_only"}:  # the schedule changed
         await conn.execute("UPDATE mod_rss.poll_state SET next_poll_at = now() WHERE feed_id = $1", feed_id)
     return await get_feed(conn, feed_id)
+
+
+async def retry_blocked(conn: asyncpg.Connection) -> int:
+    """Feeds whose last poll the address policy refused are due now, their error count and circuit reset:
+    the refusal was this host's setting, not the feed's fault (rss.allow_private_networks turned on)."""
+    done = await conn.execute(
+        """UPDATE mod_rss.poll_state SET next_poll_at = now(), consecutive_errors = 0, circuit = 'closed',
+               circuit_history = 0, circuit_opens = 0
+           WHERE last_error LIKE 'blocked: address %' AND consecutive_errors > 0"""
+    )
+    return int(done.split()[-1])
 
 
 # -- polling -------------------------------------------------------------------------------------
@@ -185,7 +213,8 @@ POLL_QUEUE = WorkQueue(
     order="q.next_poll_at",
     returning=", ".join("f." + c.strip() for c in FEED_COLUMNS.split(","))
     + ", q.etag, q.last_modified, q.interval_s, q.successful_polls, q.consecutive_errors, q.ttl_minutes,"
-    " q.skip_hours, q.skip_days, q.circuit, q.circuit_history, q.circuit_opens, q.last_wire_bytes",
+    " q.skip_hours, q.skip_days, q.circuit, q.circuit_history, q.circuit_opens, q.last_wire_bytes, q.warned,"
+    " q.response_ms_total, q.responses, q.skipped_items",
     returning_from=", mod_rss.feeds f",
     returning_where="AND f.id = q.feed_id",
 )
@@ -229,6 +258,10 @@ def _claims(rows: Sequence[asyncpg.Record]) -> list[Claim]:
             list(r["skip_days"]),
             BreakerState(r["circuit"], r["circuit_history"], r["circuit_opens"]),
             r["last_wire_bytes"],
+            dict(r["warned"]),
+            r["response_ms_total"],
+            r["responses"],
+            r["skipped_items"],
         )
         for r in rows
     ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,8 +25,10 @@ async def save_raw(
     headers: dict[str, str],
     body: bytes,
     keep: int,
+    request_headers: Mapping[str, str] | None = None,
 ) -> RawSaved:
-    """Store the exact response (content-addressed) before parsing, keeping the last `keep` per feed."""
+    """Store the exact response (content-addressed) before parsing, with the request headers we sent
+    (seed 001 §4.2), keeping the last `keep` per feed."""
     digest = hashlib.sha256(body).hexdigest()
     last = await conn.fetchrow(
         """SELECT body_sha256, parse_error FROM mod_rss.raw_fetches WHERE feed_id = $1
@@ -42,12 +45,14 @@ async def save_raw(
             len(body),
         )
     raw_id: int = await conn.fetchval(
-        "INSERT INTO mod_rss.raw_fetches (feed_id, url, status, headers, body_sha256) VALUES ($1, $2, $3, $4, $5) RETURNING id",
+        """INSERT INTO mod_rss.raw_fetches (feed_id, url, status, headers, body_sha256, request_headers)
+           VALUES ($1, $2, $3, $4, $5, $6) RETURNING id""",
         feed_id,
         url,
         status,
         headers,
         digest,
+        None if request_headers is None else dict(request_headers),
     )
     await conn.execute(
         """DELETE FROM mod_rss.raw_fetches WHERE feed_id = $1 AND id NOT IN (
@@ -74,7 +79,7 @@ async def delete_orphan_blobs(conn: asyncpg.Connection) -> int:
 async def get_raw(conn: asyncpg.Connection, raw_id: int) -> dict[str, Any] | None:
     """One stored fetch with its exact headers and body (GET /api/v1/raw/{id}), or None."""
     row = await conn.fetchrow(
-        """SELECT r.id, r.feed_id, r.url, r.status, r.fetched_at, r.headers, r.body_sha256, r.parse_error,
+        """SELECT r.id, r.feed_id, r.url, r.status, r.fetched_at, r.headers, r.request_headers, r.body_sha256, r.parse_error,
                   b.size, b.body
            FROM mod_rss.raw_fetches r JOIN mod_rss.raw_blobs b ON b.sha256 = r.body_sha256 WHERE r.id = $1""",
         raw_id,

@@ -207,6 +207,15 @@ async def get_entry(conn: asyncpg.Connection, entry_id: int | uuid.UUID) -> dict
     return dict(row)
 
 
+async def position(conn: asyncpg.Connection, entry_id: int) -> tuple[datetime, int]:
+    """An entry's place in the newest-first order (effective_at, id): `rss entries --before ID` continues
+    after it."""
+    at = await conn.fetchval("SELECT effective_at FROM mod_rss.entries WHERE id = $1", entry_id)
+    if at is None:
+        raise UserError(f"no entry {entry_id}", "give an id from `feedeater rss entries`")
+    return at, entry_id
+
+
 # A state row's new values ($1 read, $2 starred): None leaves a flag, True sets it (keeping the first
 # time), False clears it; changed_at moves only when a flag really changes. {ids} selects the entries.
 _UPSERT_STATE = """INSERT INTO mod_rss.entry_state AS s (entry_id, read_at, starred_at)

@@ -124,6 +124,16 @@ async def renew_requested(
     )
 
 
+async def active_until(conn: asyncpg.Connection, feed_id: int, now: datetime) -> datetime | None:
+    """When the feed's active subscription's lease ends, or None when it has none."""
+    until: datetime | None = await conn.fetchval(
+        "SELECT expires_at FROM mod_rss.websub WHERE feed_id = $1 AND state = 'active' AND expires_at > $2",
+        feed_id,
+        now,
+    )
+    return until
+
+
 async def is_active(conn: asyncpg.Connection, feed_id: int, now: datetime) -> bool:
     return bool(
         await conn.fetchval(

@@ -21,6 +21,7 @@ from host.net.netguard import (
 from modules.rss import store
 from modules.rss.model import Feed
 from modules.rss.parse import FeedParseError, parse_feed
+from modules.rss.robots import RobotsCache
 from modules.rss.subscriptions.discover import (
     COMMON_FEED_PATHS,
     DiscoveredFeed,
@@ -34,6 +35,16 @@ from modules.rss.subscriptions.opml import OpmlFeed, export_opml, parse_opml
 class Validated:
     url: str  # the feed URL to store (after permanent redirects and discovery)
     feed: Feed
+
+    @property
+    def notice(self) -> str | None:
+        """What the user should know although the feed was accepted. Seed 000 refuses a feed without
+        entries; a new podcast's feed is often empty, so it is kept, with this said."""
+        if self.feed.entries:
+            return None
+        return (
+            "the feed has no entries yet: it is kept and polled, and new entries arrive as it publishes them"
+        )
 
 
 PRIVATE_HINT = (
@@ -82,10 +93,16 @@ def _parse(res: FetchResult) -> Feed:
         ) from None
 
 
+DISCOVERY_ROBOTS_TTL_S = 600.0  # one subscription's robots.txt lookups share one fetch per origin
+
+
 async def validate(fetcher: Fetcher, url: str) -> Validated:
     """Fetch and parse `url`; an HTML page is searched for the feeds it advertises.
 
-    Raises UserError with the choices when a page advertises several feeds.
+    Autodiscovery is crawling, so it honours robots.txt (seed 001 §4.7): a page robots.txt disallows is not
+    read for feeds, and guessed feed paths it disallows are not fetched. The URL the user gave and the feeds
+    a page advertises are fetched as a reader fetches a feed. Raises UserError with the choices when a page
+    advertises several feeds.
     """
     try:
         url = check_url(url.strip())
@@ -95,12 +112,22 @@ async def validate(fetcher: Fetcher, url: str) -> Validated:
     assert res.body is not None
     if not looks_like_html(res.body, res.headers.get("content-type")):
         return Validated(res.permanent_url or url, _parse(res))
+    robots = RobotsCache(fetcher, user_agent=fetcher.user_agent, ttl_s=DISCOVERY_ROBOTS_TTL_S)
+    verdict, why = await robots.check(res.url)
+    if verdict != "allowed":
+        raise UserError(
+            f"{url} is a web page, and its site's robots.txt keeps feed readers from looking into it ({why})",
+            "add the feed's own URL (the page's RSS/Atom link)",
+        )
     found = discover_feeds(res.body, res.url)
     if len(found) > 1:
         raise SeveralFeeds(url, found)
     candidates = found or [DiscoveredFeed(urljoin(res.url, path), None, None) for path in COMMON_FEED_PATHS]
     failure = ""
     for candidate in candidates:
+        if not found and (verdict := (await robots.check(candidate.url))[0]) != "allowed":
+            failure = f"robots.txt: {verdict}"
+            continue  # a guessed path robots.txt does not allow is not fetched
         feed_res = await fetcher.fetch(candidate.url)
         if feed_res.status != 200 or feed_res.body is None:
             failure = fetch_failure(feed_res)
@@ -137,8 +164,7 @@ async def subscribe(
 ) -> tuple[store.FeedRow, bool]:
     """Validate (unless the caller already did: `validated`), then store. Nothing is stored when
     validation fails."""
-    if interval_minutes is not None and interval_minutes < 1:
-        raise UserError(f"--interval {interval_minutes:g} is too short", "use at least 1 minute")
+    check_interval(interval_minutes)
     v = validated or await validate(fetcher, url)
     return await store.add_feed(
         conn,
@@ -150,6 +176,12 @@ async def subscribe(
         folder=folder or None,
         interval_override_s=round(interval_minutes * 60) if interval_minutes else None,
     )
+
+
+def check_interval(interval_minutes: float | None) -> None:
+    """A fixed interval asked for at subscription, refused before anything is fetched."""
+    if interval_minutes is not None and interval_minutes < 1:
+        raise UserError(f"--interval {interval_minutes:g} is too short", "use at least 1 minute")
 
 
 def vet_url(url: str, *, allow_private_networks: bool) -> str:
