@@ -29,7 +29,14 @@ from nats.js.errors import NotFoundError
 from host import streams
 from host.config import HostConfig
 from host.runtime import Host
-from host.services import EmbeddedNats, EmbeddedPostgres, free_port
+from host.services import PG_SYSTEM_USER, EmbeddedNats, EmbeddedPostgres, ensure_system_user, free_port
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under root, create PostgreSQL's service user once, in the controller before any xdist worker
+    starts a server (the workers would also agree on it, under ensure_system_user's lock)."""
+    if os.geteuid() == 0 and not hasattr(config, "workerinput"):
+        ensure_system_user(PG_SYSTEM_USER)
 
 
 @pytest.fixture(scope="session")
@@ -136,6 +143,9 @@ async def host(tmp_path: Path, database_url: str, nats_url: str) -> AsyncIterato
 
 
 READ_TIMEOUT_S = 60.0  # per message; generous: a stall is a failure, not the end of the stream
+# How long a test waits for something that should happen: a deadline costs nothing when it is met, and a
+# busy machine (load 20 on two cores: `python3 bench/busy.py`) takes many times longer than a quiet one.
+WAIT_S = 120.0
 
 
 class BusReader:
@@ -149,7 +159,7 @@ class BusReader:
         self.streams = (stream,) if stream else streams.BUS_STREAMS
 
     async def all(
-        self, subject: str = "feedeater.>", *, expect: int | None = None, timeout: float = 10
+        self, subject: str = "feedeater.>", *, expect: int | None = None, timeout: float = WAIT_S
     ) -> list[dict[str, Any]]:
         """Every message on `subject`, stream by stream (the shared one first), each in stream order, with
         its Nats-Msg-Id under `_msg_id` (headers under `_headers`, the stream under `_stream`, the time
@@ -213,7 +223,7 @@ async def bus(host: Host) -> BusReader:
 async def until(
     probe: Callable[[], Awaitable[Any]],
     *,
-    timeout: float = 30,
+    timeout: float = WAIT_S,
     interval: float = 0.2,
     what: str = "condition",
 ) -> Any:
@@ -319,7 +329,7 @@ class HostProcess:
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(timeout=15)
+                self.proc.wait(timeout=WAIT_S)  # a graceful stop takes 15-20 s at load 25
             except subprocess.TimeoutExpired:
                 self.kill()
 
