@@ -39,7 +39,15 @@ def host_module(plugins: Mapping[str, ModuleSpec]) -> ModuleSpec:
             description="the host's own tables: outbox, job runs, processed events, contexts",
             jobs=(Job("housekeeping", run, "41 * * * *", "prune outbox, job runs, processed ids, contexts"),),
             settings=(
-                Setting("outbox_keep_days", "int", 7, "days published outbox rows are kept", min=1, max=3650),
+                Setting(
+                    "outbox_keep_days",
+                    "float",
+                    0.1,
+                    "days published outbox rows are kept (0.1 = 2.4 h): JetStream has them once published; the "
+                    "window is for looking back (the console's last hour), not for delivery",
+                    min=0.05,
+                    max=3650,
+                ),
                 Setting("job_runs_keep_days", "int", 30, "days job runs are kept", min=1, max=3650),
                 Setting(
                     "bus_replicas",
@@ -84,7 +92,7 @@ def host_module(plugins: Mapping[str, ModuleSpec]) -> ModuleSpec:
 async def housekeeping(ctx: ModuleContext, plugins: Mapping[str, ModuleSpec]) -> dict[str, Any]:
     async with ctx.pool.acquire() as conn:
         metrics: dict[str, Any] = {
-            "outbox_rows_pruned": await outbox.prune(conn, keep_days=int(ctx.settings["outbox_keep_days"])),
+            "outbox_rows_pruned": await outbox.prune(conn, keep_days=float(ctx.settings["outbox_keep_days"])),
             "job_runs_deleted": _count(
                 await conn.execute(
                     "DELETE FROM host.job_runs WHERE started_at < now() - make_interval(days => $1)",

@@ -4,6 +4,8 @@
 column pushed into the future) keeps them off it while the work runs outside any transaction, and
 returns the row by itself when the host that held it dies. Poll, embed, fulltext and summarize all
 claim through this one primitive, so the rule "claimed once, recovered after the lease" lives here.
+A queue whose work may outlast a short lease renews it while the work runs (`renew`): a live host keeps
+its rows, a dead host's rows come back one short lease after its last renewal.
 """
 
 from __future__ import annotations
@@ -69,3 +71,18 @@ class WorkQueue:
         if self.owner_column:
             args.append(owner)
         return await conn.fetch(self.claim_sql(len(params)), *args)
+
+    async def renew(
+        self, conn: asyncpg.Connection, keys: Sequence[Any], *, lease_s: float, owner: str
+    ) -> int:
+        """Push the lease of these rows, still held by `owner`, `lease_s` past the database's now; a
+        row released or taken over meanwhile is left alone. Returns how many were renewed."""
+        assert self.owner_column, "renewing needs a queue that records owners"
+        done = await conn.execute(
+            f"""UPDATE {self.table} SET {self.lease_column} = now() + make_interval(secs => $3)
+                WHERE {self.key} = ANY($1) AND {self.owner_column} = $2 AND {self.lease_column} IS NOT NULL""",
+            list(keys),
+            owner,
+            float(lease_s),
+        )
+        return int(done.split()[-1])

@@ -79,7 +79,7 @@ MANIFEST = Manifest(
     version="0.1.0",
     description="RSS, Atom and JSON Feed polling into mod_rss, published as MessageCreated events",
     jobs=(
-        Job("poll", _lazy("ingest.poll:run"), "60s", "fetch the feeds that are due"),
+        Job("poll", _lazy("ingest.poll:run"), "30s", "fetch the feeds that are due"),
         Job("cleanup", _lazy("store.cleanup:run"), "17 3 * * *", "retention, raw fetch blobs"),
         Job("embed", _lazy("enrich.embed:run"), "1m", "embed new and revised entries for semantic search"),
         Job(

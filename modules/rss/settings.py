@@ -27,6 +27,9 @@ Write what this feed is currently covering. Focus on themes and topics, not indi
 
 MAX_BODY_BYTES_LIMIT = 100 * 1024 * 1024  # the largest max_body_bytes: also what a WebSub push may send
 MAX_OPML_BYTES = 10 * 1024 * 1024  # an OPML import (API and console)
+# Summaries and article fetches hold their claims without renewing them (a batch of LLM calls or page
+# fetches): a lease long enough for the slowest batch, unlike the poll's short renewed `lease_seconds`.
+ENRICH_LEASE_SECONDS = 300
 
 CORE: tuple[Setting, ...] = (
     Setting(
@@ -212,9 +215,10 @@ CORE: tuple[Setting, ...] = (
     Setting(
         "lease_seconds",
         "int",
-        300,
-        "how long a claimed feed is reserved for the claiming host",
-        min=30,
+        20,
+        "how long a claimed feed is reserved for the claiming host; renewed every quarter of it while its"
+        " poll runs, so a stopped host's feeds are taken over this long after it stopped (plus one poll tick)",
+        min=4,
         max=3600,
     ),
 )

@@ -22,10 +22,10 @@ async def setup(ctx: ModuleContext) -> None:
     ctx.state["tap"] = await writer.open_tap(ctx)
 
 
-async def _handle(ctx: ModuleContext, conn: asyncpg.Connection, event: ReceivedEvent) -> None:
+async def _handle(ctx: ModuleContext, conn: asyncpg.Connection, events: list[ReceivedEvent]) -> None:
     from modules.tap import writer
 
-    await writer.handle(ctx, conn, event)
+    await writer.handle(ctx, conn, events)
 
 
 MANIFEST = Manifest(
@@ -38,12 +38,14 @@ MANIFEST = Manifest(
             "feedeater.rss.messageCreated",
             _handle,
             description="new entries → entries/<date>.ndjson (+ raw/<date>/<fetch id>.blob)",
+            batch=True,
         ),
         Subscription(
             "updated",
             "feedeater.rss.messageUpdated",
             _handle,
             description="revised entries → the same files",
+            batch=True,
         ),
     ),
     settings=(

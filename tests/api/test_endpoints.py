@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 
 from host import contexts
-from modules.rss.ingest.publish import context_key
+from modules.rss.ingest.publish import CONTENT_HTML_MAX, context_key
 from tests.api.conftest import Api
 from tests.feedserver import FeedServer, Route, rss
 
@@ -314,3 +315,27 @@ async def test_why_an_item_was_not_announced(api: Api, feed: dict[str, Any]) -> 
     assert (unseen["verdict"], unseen["listed"]) == ("not-seen", False)
     error_of(await api.client.get("/api/v1/feeds/999999/why", params={"item": "g3"}), 404)
     error_of(await api.client.get(f"/api/v1/feeds/{feed['id']}/why"), 422)
+
+
+async def test_a_lean_event_refers_to_the_whole_entry(api: Api, feeds: FeedServer) -> None:
+    """Issue 25: the event carries at most CONTENT_HTML_MAX characters of HTML and `entryUrl`; that URL
+    answers the whole sanitized HTML."""
+    long = "".join(
+        f"&lt;p&gt;Paragraph {i} of a long article about grid storage.&lt;/p&gt;" for i in range(80)
+    )
+    feeds.route("/long.xml", Route(body=rss([("long", "A long one", START, long)], title="L"), headers=RSS))
+    res = await api.client.post("/api/v1/feeds", json={"url": feeds.url("/long.xml")}, headers=api.auth)
+    fetched = await api.client.post(f"/api/v1/feeds/{res.json()['id']}/refetch", headers=api.auth)
+    assert fetched.json()["new_entries"] == 1, fetched.text
+    async with api.host.require_pool().acquire() as conn:
+        payload = await conn.fetchval(
+            "SELECT payload FROM host.outbox WHERE subject = 'feedeater.rss.messageCreated'"
+            " AND convert_from(payload, 'UTF8')::jsonb #>> '{message,rss,guid}' = 'long'"
+        )
+    rss_key = json.loads(payload)["message"]["rss"]
+    assert rss_key["contentTruncated"] and len(rss_key["contentHtml"]) <= CONTENT_HTML_MAX
+    assert rss_key["contentHtml"].endswith("</p>")
+    whole = (await api.client.get(rss_key["entryUrl"])).json()
+    assert whole["id"] == rss_key["entryId"] and whole["title"] == "A long one"
+    assert len(whole["content_html"]) > 4000 and whole["content_html"].startswith(rss_key["contentHtml"][:-4])
+    assert whole["content_html"].count("<p>") == 80

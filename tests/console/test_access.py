@@ -142,7 +142,7 @@ async def test_overview_says_when_jobs_run_in_words(host: Host) -> None:
     async with await _client(host, "127.0.0.1") as client:
         page = (await client.get("/")).text
     assert re.search(r"<td>cleanup</td><td>daily at 03:17 UTC</td>", page)  # rss.cleanup: "17 3 * * *"
-    assert re.search(r"<td>poll</td><td>every 60 s</td>", page)
+    assert re.search(r"<td>poll</td><td>every 30 s</td>", page)
     assert "17 3 * * *" not in page
 
 

@@ -76,7 +76,7 @@ def test_disable_enable_and_jobs(cli_env: dict[str, str]) -> None:
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["status"] == "ok"
     jobs = {j["job"]: j for j in json.loads(feedeater(cli_env, "jobs", "list", "--json").stdout)}
-    assert jobs["rss.poll"]["last_status"] == "ok" and jobs["rss.poll"]["trigger"] == "60s"
+    assert jobs["rss.poll"]["last_status"] == "ok" and jobs["rss.poll"]["trigger"] == "30s"
     assert (
         jobs["rss.updateContexts"]["trigger"] == "5m"
     )  # a new feed's first context soon after its first poll

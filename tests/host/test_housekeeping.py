@@ -25,6 +25,7 @@ async def test_housekeeping_prunes_host_tables_and_dead_contexts_with_rss_disabl
             """INSERT INTO host.outbox (event_id, subject, payload, created_at, published_at) VALUES
                (gen_random_uuid(), 's', '', now() - interval '30 days', now() - interval '30 days'),
                (gen_random_uuid(), 's', '', now() - interval '1 day', now() - interval '1 day'),
+               (gen_random_uuid(), 's', '', now() - interval '1 hour', now() - interval '1 hour'),
                (gen_random_uuid(), 's', '', now() - interval '30 days', NULL)"""
         )
         await conn.execute(
@@ -51,14 +52,14 @@ async def test_housekeeping_prunes_host_tables_and_dead_contexts_with_rss_disabl
 
     assert result.status == "ok", result.error
     assert result.metrics == {
-        "outbox_rows_pruned": 1,
+        "outbox_rows_pruned": 2,  # published a month and a day ago: the default window is 2.4 h (issue 25)
         "job_runs_deleted": 1,
         "processed_ids_deleted": 1,
         "service_rows_deleted": 0,
         "context_links_deleted": 1,  # the expired message's link; the removed feed's went with its context
         "contexts_deleted": 1,
     }
-    assert await pool.fetchval("SELECT count(*) FROM host.outbox") == 2  # the recent and the pending one
+    assert await pool.fetchval("SELECT count(*) FROM host.outbox") == 2  # the hour-old and the pending one
     assert [r["source_key"] for r in await pool.fetch("SELECT source_key FROM host.contexts")] == [
         f"feed:{feed.id}"
     ]

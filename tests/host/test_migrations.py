@@ -82,3 +82,40 @@ async def test_failing_migration_applies_nothing_of_itself(tmp_path: Path, datab
         assert await conn.fetchval("SELECT count(*) FROM public.feedeater_migrations") == 0
     finally:
         await conn.close()
+
+
+async def test_the_outbox_keeps_payloads_in_line_after_migrating_a_database_in_place(
+    database_url: str,
+) -> None:
+    """Issue 25: a database made by the schema before host/0025 is converted in place, rows kept."""
+    everything = migrate.discover(migrate.sources(module.discover()))
+    before = [m for m in everything if m.label != "host/0025_outbox_inline_payloads"]
+    assert len(before) == len(everything) - 1
+    conn = await asyncpg.connect(database_url)
+    try:
+        await migrate.apply(conn, before)
+        payload = b'{"type":"MessageCreated","message":' + b'"x' * 2000 + b'"}'
+        await conn.execute(
+            "INSERT INTO host.outbox (event_id, subject, payload) VALUES (gen_random_uuid(), 's', $1)",
+            payload,
+        )
+        assert await migrate.apply(conn, everything) == ["host/0025_outbox_inline_payloads"]
+        options = await conn.fetchval("SELECT reloptions FROM pg_class WHERE oid = 'host.outbox'::regclass")
+        assert options == ["toast_tuple_target=8160"]
+        assert await conn.fetchval("SELECT payload FROM host.outbox") == payload
+        toast = await conn.fetchval(
+            "SELECT reltoastrelid::regclass::text FROM pg_class WHERE oid = 'host.outbox'::regclass"
+        )
+        chunks = f"SELECT count(*) FROM {toast}"
+        assert await conn.fetchval(chunks) > 0  # the row written before the migration: out of line
+        held = await conn.fetchval(chunks)
+        await conn.execute(
+            "INSERT INTO host.outbox (event_id, subject, payload) VALUES (gen_random_uuid(), 's', $1)",
+            payload,
+        )
+        assert await conn.fetchval(chunks) == held  # the new one: in the row, no TOAST chunks
+        assert [bytes(r["payload"]) for r in await conn.fetch("SELECT payload FROM host.outbox")] == [
+            payload
+        ] * 2
+    finally:
+        await conn.close()

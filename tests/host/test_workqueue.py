@@ -64,3 +64,19 @@ async def test_without_an_owner_column_and_with_the_database_clock(conn: asyncpg
     rows = await queue.claim(conn, now=None, limit=10, lease_s=30)
     assert [r["id"] for r in rows] == [2, 4, 6, 8, 10] and all(r["leased_by"] is None for r in rows)
     assert await queue.claim(conn, now=None, limit=10, lease_s=30) == []
+
+
+async def test_renewing_pushes_only_the_owners_held_rows(conn: asyncpg.Connection) -> None:
+    """Issue 25: a live host keeps its rows past a short lease; a row released or held by another host is
+    left alone."""
+    assert await claim(conn, "h1") == [9, 7, 5]
+    assert await claim(conn, "h2") == [3, 1]
+    await conn.execute(
+        "UPDATE jobs SET lease_until = NULL, leased_by = NULL WHERE id = 5"
+    )  # its work is done
+    assert await QUEUE.renew(conn, [9, 7, 5, 3], lease_s=30, owner="h1") == 2
+    rows = {r["id"]: r for r in await conn.fetch("SELECT id, lease_until, leased_by FROM jobs")}
+    claimed_lease = NOW + timedelta(seconds=60)
+    assert rows[9]["lease_until"] == rows[7]["lease_until"] > claimed_lease  # the database's now + 30 s
+    assert rows[3]["lease_until"] == claimed_lease and rows[3]["leased_by"] == "h2"
+    assert rows[5]["lease_until"] is None and rows[5]["leased_by"] is None

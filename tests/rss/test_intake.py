@@ -67,7 +67,7 @@ def test_events_announce_only_what_storage_inserted() -> None:
     got = processors.run(
         intents_of([entry("a"), entry("b"), entry("c", "new")], {"c": Known("old", 1, NOW)}, set())
     )
-    events = publish.events(got, inserted={"a"})
+    events = publish.events(got, inserted={"a": 1})
     assert [(e.payload["type"], e.payload["message"]["rss"]["guid"]) for e in events] == [
         ("MessageCreated", "a"),
         ("MessageUpdated", "c"),

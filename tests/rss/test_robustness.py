@@ -51,7 +51,7 @@ def test_new_entries_are_announced_oldest_first() -> None:
     entries = [entry("c", published=NOW - H), entry("b", published=NOW - 2 * H), entry("a", published=None)]
     got = intents_of(entries, {}, set())
     got.typical_order = "newest_first"
-    events = publish.events(processors.run(got), inserted={"a", "b", "c"})
+    events = publish.events(processors.run(got), inserted={"a": 1, "b": 2, "c": 3})
     assert [e.payload["message"]["rss"]["guid"] for e in events] == ["a", "b", "c"]
 
 

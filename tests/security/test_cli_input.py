@@ -45,4 +45,4 @@ def test_bad_input_is_one_clear_error_and_stores_nothing(env: dict[str, str], tm
 
 
 def test_out_of_range_environment_setting_stops_run_with_one_line(env: dict[str, str]) -> None:
-    assert_one_line_error(feedeater({**env, "FEEDEATER_RSS_LEASE_SECONDS": "5"}, "run"), "rss.lease_seconds")
+    assert_one_line_error(feedeater({**env, "FEEDEATER_RSS_LEASE_SECONDS": "3"}, "run"), "rss.lease_seconds")

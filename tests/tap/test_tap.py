@@ -90,11 +90,12 @@ async def tap(tmp_path: Path, database_url: str, nats_url: str) -> AsyncIterator
             await host.close()
 
 
-async def handle(ctx: ModuleContext, ev: ReceivedEvent, *, crash: bool = False) -> None:
-    """What the host's consumer does: the handler inside one transaction (rolled back by a crash)."""
+async def handle(ctx: ModuleContext, *evs: ReceivedEvent, crash: bool = False) -> None:
+    """What the host's consumer does: the handler inside one transaction (rolled back by a crash) with
+    one delivery's events."""
     try:
         async with ctx.pool.acquire() as conn, conn.transaction():
-            await writer.handle(ctx, conn, ev)
+            await writer.handle(ctx, conn, list(evs))
             if crash:
                 raise Crash
     except Crash:
@@ -140,6 +141,19 @@ async def test_each_event_is_in_the_files_once_across_a_crash_between_write_and_
     await handle(ctx, next_day)
     assert (out / "entries" / "2026-11-27.ndjson").read_bytes().count(b"\n") == 1
     assert day.read_bytes().count(b"\n") == 3
+
+    # A batch delivery (issue 25) spans both files: all of it or none of it, one line per event.
+    later = STORED + timedelta(seconds=2)
+    batch = [event("e-b1", events[1].payload), event("e-b2", events[2].payload, later)]
+    await handle(ctx, *batch, crash=True)
+    ctx.state["tap"] = await writer.open_tap(ctx)
+    assert day.read_bytes().count(b"\n") == 3
+    assert (out / "entries" / "2026-11-27.ndjson").read_bytes().count(b"\n") == 1
+    await handle(ctx, *batch)
+    assert (
+        day.read_bytes().endswith(lines.entry_line(batch[0], STORED)) and day.read_bytes().count(b"\n") == 4
+    )
+    assert (out / "entries" / "2026-11-27.ndjson").read_bytes().endswith(lines.entry_line(batch[1], later))
 
 
 def test_the_directory_defaults_under_the_host_home(tmp_path: Path) -> None:

@@ -225,6 +225,10 @@ class Entry(EntrySummary):
     categories: list[str]
     enclosures: list[Enclosure]
     content_text: str
+    summary_html: str | None = Field(description="the feed's summary, sanitized, whole")
+    content_html: str | None = Field(
+        description="the feed's content, sanitized, whole (bus events carry at most 2,048 characters)"
+    )
 
 
 class EntryPage(BaseModel):

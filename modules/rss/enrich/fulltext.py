@@ -33,6 +33,7 @@ from modules.rss.enrich.article_meta import ArticleMeta, article_metadata
 from modules.rss.parse.encoding import decode
 from modules.rss.parse.sanitize import sanitize_html, sanitized_text
 from modules.rss.robots import RobotsCache
+from modules.rss.settings import ENRICH_LEASE_SECONDS
 from modules.rss.subscriptions.discover import looks_like_html
 
 log = logging.getLogger("feedeater.rss.fulltext")
@@ -246,7 +247,7 @@ async def run(ctx: ModuleContext) -> dict[str, Any]:
             conn,
             auto_partial=auto_partial,
             limit=int(settings["fulltext_batch"]),
-            lease_s=int(settings["lease_seconds"]),
+            lease_s=ENRICH_LEASE_SECONDS,
             now=now,
         )
     fetcher: Fetcher = ctx.state["fetcher"]

@@ -35,6 +35,7 @@ from host.events import SUMMARY_SHORT_MAX, iso_z, truncate_utf16, utf16_len
 from host.module import ModuleContext
 from host.workqueue import WorkQueue
 from modules.rss.ingest import publish
+from modules.rss.settings import ENRICH_LEASE_SECONDS
 
 log = logging.getLogger("feedeater.rss.summarize")
 
@@ -592,9 +593,7 @@ async def run(ctx: ModuleContext) -> dict[str, Any]:
             else:
                 counts["waiting"] += 1
         leased = (
-            await _lease(
-                conn, list(due), host_id=ctx.host_id, lease_s=int(ctx.settings["lease_seconds"]), now=now
-            )
+            await _lease(conn, list(due), host_id=ctx.host_id, lease_s=ENRICH_LEASE_SECONDS, now=now)
             if due
             else set()
         )

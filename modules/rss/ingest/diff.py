@@ -20,6 +20,7 @@ class Known:
     content_hash: str
     revision: int
     first_seen: datetime
+    entry_id: int | None = None  # its row (events refer to the whole entry by it)
 
 
 @dataclass(slots=True)

@@ -80,7 +80,7 @@ async def ingest_document(
             extra_steps=extra_steps,
         )
         if after is not None:
-            await after(conn, parsed, inserted)
+            await after(conn, parsed, set(inserted))
     metrics.ENTRIES.labels("new").inc(len(inserted))
     metrics.ENTRIES.labels("updated").inc(len(intents.revised))
     return Stored(parsed, intents, frozenset(inserted))
@@ -112,7 +112,7 @@ async def ingest_parsed(
     first_poll: bool,
     typical_order: str | None,
     extra_steps: Sequence[processors.Processor] = (),
-) -> tuple[diff.Intents, set[str]]:
+) -> tuple[diff.Intents, dict[str, int]]:
     """A parsed document's entries → intake, with the module's settings: polls, pushes and archive pages
     differ only in what they pass here. Call inside the caller's transaction."""
     return await intake.ingest(

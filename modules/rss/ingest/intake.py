@@ -34,8 +34,9 @@ async def ingest(
     fetch_id: int | None = None,
     typical_order: str | None = None,
     steps: Sequence[processors.Processor] = processors.DEFAULT,
-) -> tuple[diff.Intents, set[str]]:
-    """Returns the processed intents and the guids really inserted (the new entries announced)."""
+) -> tuple[diff.Intents, dict[str, int]]:
+    """Returns the processed intents and the guids really inserted (the new entries announced) with their
+    entry ids."""
     known, tombstoned = await store.load_known(conn, feed_id, [e.guid for e in entries])
     intents = processors.run(
         diff.diff(

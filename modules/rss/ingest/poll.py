@@ -7,6 +7,7 @@ events and the new poll state commit together in one transaction.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import random
@@ -14,7 +15,7 @@ import re
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
@@ -83,12 +84,39 @@ def max_age(headers: dict[str, str]) -> float | None:
     return float(match[1]) if match else None
 
 
+@contextlib.asynccontextmanager
+async def renewing(ctx: ModuleContext, held: set[int], lease_s: int) -> AsyncIterator[None]:
+    """While the block runs, renew the leases of the feeds in `held` (the caller adds a feed when it
+    claims it and removes it when its poll is done) every quarter lease: a slow poll keeps its feed,
+    and a killed host's feeds come back within one short lease of its last renewal (issue 25 item 5).
+    A failed renewal is logged, not raised: the polls go on, and the next renewal tries again."""
+
+    async def loop() -> None:
+        while True:
+            await asyncio.sleep(lease_s / 4)
+            if not held:
+                continue
+            try:
+                async with ctx.pool.acquire() as conn:
+                    await store.renew_leases(conn, sorted(held), host_id=ctx.host_id, lease_s=lease_s)
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+                log.warning("renewing %d feed leases failed: %s", len(held), exc)
+
+    task = asyncio.create_task(loop())
+    try:
+        yield
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
 async def run(ctx: ModuleContext) -> dict[str, Any]:
     """One tick: poll every due feed and return the counts for host.job_runs.
 
     Claims are refilled as polls finish (whenever half of `poll_batch` is done), so one slow server holds
-    up only its own feed, not the batch it was claimed with; the tick ends once a claim comes back short
-    (no more feeds are due) and the polls in flight are done."""
+    up only its own feed, not the batch it was claimed with; once a claim comes back short (no more feeds
+    are due) the tick still looks again every quarter lease while polls are in flight (a killed host's
+    feeds come back then), and ends when they are done."""
     totals: Counter[str] = Counter()
     batch = int(ctx.settings["poll_batch"])
     lease_s = int(ctx.settings["lease_seconds"])
@@ -98,42 +126,56 @@ async def run(ctx: ModuleContext) -> dict[str, Any]:
     run_id = new_run_id()
     finished: asyncio.Queue[tuple[store.Claim, Counter[str] | BaseException]] = asyncio.Queue()
     polls: set[asyncio.Task[None]] = set()
+    held: set[int] = set()  # feeds claimed and not yet done: their leases are renewed
 
     async def one(claim: store.Claim) -> None:
         try:
             result: Counter[str] | BaseException = await poll_one(ctx, claim, run_id)
         except Exception as exc:  # a database failure mid-feed: the lease expires, the next tick retries
             result = exc
+        held.discard(claim.feed.id)
         finished.put_nowait((claim, result))
 
     more, running = True, 0  # running: polls whose result is not read yet (a task may still be closing)
+    look_again = lease_s / 4  # a long tick still looks for feeds a dead host's leases gave back
+    looked = time.monotonic()
+    getter: asyncio.Future[tuple[store.Claim, Counter[str] | BaseException]] | None = None
     try:
-        while True:
-            if more and running <= batch // 2:
-                wanted = batch - running
-                async with ctx.pool.acquire() as conn:
-                    claims = await store.claim_due(
-                        conn, host_id=ctx.host_id, limit=wanted, lease_s=lease_s, now=datetime.now(UTC)
-                    )
-                more = len(claims) == wanted
-                if claims:
-                    progress.expect(len(claims), "feeds")
-                    totals["feeds"] += len(claims)
-                    running += len(claims)
-                for claim in claims:
-                    task = asyncio.create_task(one(claim))
-                    polls.add(task)
-                    task.add_done_callback(polls.discard)
-            if not running:
-                break
-            claim, result = await finished.get()
-            running -= 1
-            if isinstance(result, BaseException):
-                log.error("feed %s: poll aborted: %s", claim.feed.id, result)
-                totals["aborted"] += 1
-            else:
-                totals.update(result)
+        async with renewing(ctx, held, lease_s):
+            while True:
+                if (more or time.monotonic() - looked >= look_again) and running <= batch // 2:
+                    looked = time.monotonic()
+                    wanted = batch - running
+                    async with ctx.pool.acquire() as conn:
+                        claims = await store.claim_due(
+                            conn, host_id=ctx.host_id, limit=wanted, lease_s=lease_s, now=datetime.now(UTC)
+                        )
+                    more = len(claims) == wanted
+                    if claims:
+                        progress.expect(len(claims), "feeds")
+                        totals["feeds"] += len(claims)
+                        running += len(claims)
+                    held.update(c.feed.id for c in claims)
+                    for claim in claims:
+                        task = asyncio.create_task(one(claim))
+                        polls.add(task)
+                        task.add_done_callback(polls.discard)
+                if not running:
+                    break
+                getter = getter or asyncio.ensure_future(finished.get())  # kept across waits: no result lost
+                if not (await asyncio.wait({getter}, timeout=look_again))[0]:
+                    continue
+                claim, result = getter.result()
+                getter = None
+                running -= 1
+                if isinstance(result, BaseException):
+                    log.error("feed %s: poll aborted: %s", claim.feed.id, result)
+                    totals["aborted"] += 1
+                else:
+                    totals.update(result)
     finally:  # cancelled (shutdown): the polls in flight stop too; their leases expire
+        if getter is not None:
+            getter.cancel()
         for task in polls:
             task.cancel()
         await asyncio.gather(*polls, return_exceptions=True)
@@ -150,16 +192,14 @@ async def poll_now(
     """Poll these feeds at once, due or not (a feed is read when it is added, not at the next tick).
 
     The same claim rules and `poll_one` as the job: a feed another poll holds is left to it."""
+    lease_s = int(ctx.settings["lease_seconds"])
     async with ctx.pool.acquire() as conn:
         claims = await store.claim_feeds(
-            conn,
-            feed_ids,
-            host_id=ctx.host_id,
-            lease_s=int(ctx.settings["lease_seconds"]),
-            now=datetime.now(UTC),
+            conn, feed_ids, host_id=ctx.host_id, lease_s=lease_s, now=datetime.now(UTC)
         )
     gate = asyncio.Semaphore(concurrency)
     run_id = new_run_id()
+    held = {c.feed.id for c in claims}  # waiting for the gate or polling: their leases are renewed
 
     async def one(claim: store.Claim) -> Counter[str] | BaseException:
         async with gate:
@@ -167,11 +207,13 @@ async def poll_now(
                 result: Counter[str] | BaseException = await poll_one(ctx, claim, run_id)
             except Exception as exc:  # the lease expires and the job retries the feed
                 result = exc
+        held.discard(claim.feed.id)
         if on_done is not None:
             on_done(claim, result)
         return result
 
-    results = await asyncio.gather(*(one(c) for c in claims))
+    async with renewing(ctx, held, lease_s):
+        results = await asyncio.gather(*(one(c) for c in claims))
     return {c.feed.id: r for c, r in zip(claims, results, strict=True)}
 
 

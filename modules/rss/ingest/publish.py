@@ -1,8 +1,16 @@
-"""Intents → FeedEater events (pure): `NormalizedMessage` per new or revised entry. See docs/bus.md."""
+"""Intents → FeedEater events (pure): `NormalizedMessage` per new or revised entry. See docs/bus.md.
+
+Events are lean: `Message` carries the plain text (as FeedEater's consumers read it) and the `rss` key at
+most `CONTENT_HTML_MAX` characters of each HTML field, cut between tags with the open elements closed,
+plus a reference to the whole entry (`entryId`, `entryUrl`: the REST API's copy). The full HTML of every
+event went through PostgreSQL, the relay and NATS four times; consumers that want it fetch it once.
+"""
 
 from __future__ import annotations
 
+import re
 import uuid
+from collections.abc import Mapping
 from dataclasses import asdict
 from datetime import datetime
 from typing import Any
@@ -13,7 +21,8 @@ from modules.rss.model import Entry
 
 MODULE = "rss"
 MESSAGE_TEXT_MAX = 8000  # characters of plain text in `Message`; the full text stays in the database
-CONTENT_HTML_MAX = 65536  # characters of sanitized HTML carried in the `rss` extra key
+CONTENT_HTML_MAX = 2048  # characters of sanitized HTML per field in the `rss` extra key (docs/bus.md)
+ENTRY_URL = "/api/v1/entries/{}"  # the REST API's whole entry, relative to the host's HTTP address
 
 
 def message_id(feed_id: int, guid: str) -> uuid.UUID:
@@ -34,6 +43,7 @@ def build_message(
     realtime: bool,
     revision: int = 1,
     fetch_id: int | None = None,
+    entry_id: int | None = None,
 ) -> dict[str, Any]:
     mid = message_id(feed_id, entry.guid)
     created = entry.published if entry.published is not None and not entry.future_dated else first_seen
@@ -64,7 +74,7 @@ def build_message(
         "isDigest": False,
         "isSystemMessage": False,
         "tags": tags,
-        "rss": _structured(entry, feed_id, first_seen, revision, fetch_id),
+        "rss": _structured(entry, feed_id, first_seen, revision, fetch_id, entry_id),
     }
     if entry.link:
         message["followMePanel"] = {
@@ -90,11 +100,83 @@ def message_text(entry: Entry) -> str:
     return body
 
 
+_TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)[^>]*>")
+_VOID = frozenset(
+    [
+        "area",
+        "base",
+        "br",
+        "col",
+        "embed",
+        "hr",
+        "img",
+        "input",
+        "link",
+        "meta",
+        "param",
+        "source",
+        "track",
+        "wbr",
+    ]
+)  # elements without an end tag
+
+
+def cut_html(html: str, limit: int) -> tuple[str, bool]:
+    """At most `limit` characters of sanitized HTML, cut between tags (never inside a tag or a character
+    reference) with the elements left open closed again, and whether it was cut (pure). Sanitized markup is
+    a serialized tree (nh3: every `<` starts a tag, every element but the void ones is closed), so a scan
+    of its tags with a stack of open elements is enough."""
+    if len(html) <= limit:
+        return html, False
+    stack: list[str] = []
+    closing = 0  # length of the end tags the open elements need
+    at = 0  # end of the last tag kept
+    for m in _TAG.finditer(html):
+        if m.start() > limit - closing:  # the text before this tag does not fit whole
+            cut = _text_cut(html, at, m.start(), limit - closing)
+            break
+        name = m[2].lower()
+        after = closing
+        if m[1]:  # an end tag: closes the innermost element of that name
+            after -= len(name) + 3 if name in stack else 0
+        elif name not in _VOID and not m[0].endswith("/>"):
+            after += len(name) + 3
+        if m.end() + after > limit:
+            cut = m.start()
+            break
+        if m[1] and name in stack:
+            del stack[len(stack) - 1 - stack[::-1].index(name) :]
+        elif not m[1] and after > closing:
+            stack.append(name)
+        closing, at = sum(len(n) + 3 for n in stack), m.end()
+    else:
+        cut = _text_cut(html, at, len(html), limit - closing)
+    while cut > at and html[cut - 1].isspace():  # a cut text ends at a word, not in the spaces after it
+        cut -= 1
+    return html[:cut] + "".join(f"</{name}>" for name in reversed(stack)), True
+
+
+def _text_cut(html: str, start: int, end: int, limit: int) -> int:
+    """Where to end a text run html[start:end] so the prefix stays within `limit`, not inside `&…;`."""
+    cut = max(start, min(end, limit))
+    amp = html.rfind("&", start, cut)
+    if amp != -1 and html.find(";", amp, cut) == -1:
+        return amp
+    return cut
+
+
 def _structured(
-    entry: Entry, feed_id: int, first_seen: datetime, revision: int, fetch_id: int | None
+    entry: Entry,
+    feed_id: int,
+    first_seen: datetime,
+    revision: int,
+    fetch_id: int | None,
+    entry_id: int | None,
 ) -> dict[str, Any]:
-    """The whole entry under one documented extra key (FeedEater consumers strip unknown keys)."""
-    content = entry.content_html
+    """The entry under one documented extra key (FeedEater consumers strip unknown keys), its HTML cut to
+    CONTENT_HTML_MAX, with where to read all of it."""
+    content, content_cut = cut_html(entry.content_html or "", CONTENT_HTML_MAX)
+    summary, summary_cut = cut_html(entry.summary_html or "", CONTENT_HTML_MAX)
     return {
         "feedId": feed_id,
         "guid": entry.guid,
@@ -110,15 +192,18 @@ def _structured(
         "firstSeen": iso_z(first_seen),
         "dateUncertain": entry.date_uncertain,
         "futureDated": entry.future_dated,
-        "summaryHtml": entry.summary_html,
-        "contentHtml": content[:CONTENT_HTML_MAX] if content else None,
-        "contentTruncated": bool(content and len(content) > CONTENT_HTML_MAX),
+        "summaryHtml": summary if entry.summary_html is not None else None,
+        "summaryTruncated": summary_cut,
+        "contentHtml": content if entry.content_html is not None else None,
+        "contentTruncated": content_cut,
         "wordCount": entry.word_count,
         "readingTimeMinutes": entry.reading_time_minutes,
         "partialContent": entry.partial_content,
         "contentHash": entry.content_hash,
         "revision": revision,
         "fetchId": fetch_id,
+        "entryId": entry_id,
+        "entryUrl": ENTRY_URL.format(entry_id) if entry_id is not None else None,
     }
 
 
@@ -130,14 +215,15 @@ def updated_event(message: dict[str, Any], content_hash: str) -> Event:
     return message_updated(MODULE, message, content_hash)
 
 
-def events(intents: Intents, inserted: set[str]) -> list[Event]:
-    """One MessageCreated per new entry that storage really inserted, one MessageUpdated per revision.
+def events(intents: Intents, inserted: Mapping[str, int]) -> list[Event]:
+    """One MessageCreated per new entry that storage really inserted (guid → its entry id), one
+    MessageUpdated per revision.
 
     `inserted` guards against a concurrent writer: an entry someone else inserted first is theirs to announce.
     """
     out: list[Event] = []
     for new in intents.new:
-        if new.entry.guid in inserted:
+        if (entry_id := inserted.get(new.entry.guid)) is not None:
             message = build_message(
                 new.entry,
                 feed_id=intents.feed_id,
@@ -145,6 +231,7 @@ def events(intents: Intents, inserted: set[str]) -> list[Event]:
                 first_seen=intents.now,
                 realtime=new.realtime,
                 fetch_id=intents.fetch_id,
+                entry_id=entry_id,
             )
             out.append(created_event(message))
     for rev in intents.revised:
@@ -156,6 +243,7 @@ def events(intents: Intents, inserted: set[str]) -> list[Event]:
             realtime=False,
             revision=rev.revision,
             fetch_id=intents.fetch_id,
+            entry_id=rev.known.entry_id,
         )
         out.append(updated_event(message, rev.entry.content_hash))
     return out

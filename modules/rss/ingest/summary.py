@@ -6,7 +6,7 @@ terminal) that is one JSON object per line, which `jq 'select(.run_id == 42)'` g
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -80,7 +80,7 @@ def message(f: Mapping[str, Any]) -> str:
     return f"{head}; {window}; next poll in {f['next_poll_in_s'] / 60:.0f} min ({f['reason']})"
 
 
-def item_decisions(intents: Intents, inserted: set[str]) -> list[tuple[str, str]]:
+def item_decisions(intents: Intents, inserted: Collection[str]) -> list[tuple[str, str]]:
     """(guid, what intake decided) for every item of one intake, for the DEBUG line per item."""
     out: list[tuple[str, str]] = []
     for new in intents.new:

@@ -14,8 +14,8 @@ from modules.rss.ingest import publish
 
 
 async def run(ctx: ModuleContext) -> dict[str, Any]:
+    expired = await store.expire_entries(ctx.pool, default_days=int(ctx.settings["retention_days"]))
     async with ctx.pool.acquire() as conn, conn.transaction():
-        expired = await store.expire_entries(conn, default_days=int(ctx.settings["retention_days"]))
         blobs = await store.delete_orphan_blobs(conn)
     return {"entries_expired": expired, "raw_blobs_deleted": blobs}
 

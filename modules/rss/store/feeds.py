@@ -244,6 +244,13 @@ async def claim_feeds(
     return sorted(_claims(rows), key=lambda c: c.feed.id)
 
 
+async def renew_leases(
+    conn: asyncpg.Connection, feed_ids: Sequence[int], *, host_id: str, lease_s: int
+) -> int:
+    """Keep this host's claims while their polls run (a slow server outlasts a short lease)."""
+    return await POLL_QUEUE.renew(conn, feed_ids, lease_s=lease_s, owner=host_id)
+
+
 def _claims(rows: Sequence[asyncpg.Record]) -> list[Claim]:
     return [
         Claim(

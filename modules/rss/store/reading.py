@@ -190,12 +190,14 @@ async def list_entries(
 
 
 async def get_entry(conn: asyncpg.Connection, entry_id: int | uuid.UUID) -> dict[str, Any]:
-    """One entry to read, by id or message id: metadata, plain text, enclosures, state; or one clear error."""
+    """One entry to read, by id or message id: metadata, plain text and the whole sanitized HTML (what a
+    lean bus event refers to), enclosures, state; or one clear error."""
     key = "e.message_id" if isinstance(entry_id, uuid.UUID) else "e.id"
     row = await conn.fetchrow(
         f"""SELECT e.id, e.feed_id, f.title AS feed_title, t.best_title AS title, e.link,
                   t.best_published AS published, e.effective_at, t.best_authors AS authors, e.categories,
-                  e.enclosures, e.content_text, e.reading_time_minutes, e.message_id, s.read_at, s.starred_at
+                  e.enclosures, e.content_text, e.summary_html, e.content_html, e.reading_time_minutes,
+                  e.message_id, s.read_at, s.starred_at
            FROM mod_rss.entries e JOIN mod_rss.feeds f ON f.id = e.feed_id
            JOIN mod_rss.entry_text t ON t.entry_id = e.id
            LEFT JOIN mod_rss.entry_state s ON s.entry_id = e.id
