@@ -181,6 +181,9 @@ async def cmd_status(host: Host, args: argparse.Namespace) -> int:
     mods = [
         {"name": n, "enabled": await host.enabled(n), "version": s.manifest.version}
         for n, s in sorted(host.specs.items())
+    ] + [
+        {"name": n, "enabled": await host.enabled(n), "version": None, "skipped": why}
+        for n, why in sorted(host.skipped.items())
     ]
     data = {
         "home": str(host.config.home),
@@ -240,7 +243,10 @@ def _status_text(d: dict[str, Any]) -> str:
     ]
     lines.append(
         "modules: "
-        + ", ".join(f"{m['name']} ({'enabled' if m['enabled'] else 'disabled'})" for m in d["modules"])
+        + ", ".join(
+            f"{m['name']} ({'skipped' if m.get('skipped') else 'enabled' if m['enabled'] else 'disabled'})"
+            for m in d["modules"]
+        )
     )
     lines += [
         f"job {r['module']}.{r['job']}: {r['status']} {textfmt.relative(r['started_at'])}"
@@ -297,12 +303,20 @@ async def cmd_modules(host: Host, args: argparse.Namespace) -> int:
             "events": list(s.manifest.events),
         }
         for n, s in sorted(host.specs.items())
+    ] + [
+        {"name": n, "version": None, "enabled": await host.enabled(n), "skipped": why}
+        for n, why in sorted(host.skipped.items())
     ]
     emit(
         args,
         rows,
         lambda d: table(
-            [(r["name"], r["version"], "yes" if r["enabled"] else "no", ", ".join(r["jobs"])) for r in d],
+            [
+                (r["name"], r["version"] or "-", "yes" if r["enabled"] else "no", "skipped: " + r["skipped"])
+                if r.get("skipped")
+                else (r["name"], r["version"], "yes" if r["enabled"] else "no", ", ".join(r["jobs"]))
+                for r in d
+            ],
             ["module", "version", "enabled", "jobs"],
         ),
     )
@@ -803,16 +817,23 @@ def build_parser(specs: dict[str, module.ModuleSpec]) -> argparse.ArgumentParser
         default="write",
         help="create: read (GET only) or write (everything; the default)",
     )
-    for spec in specs.values():
+    for name, spec in specs.items():
         if spec.cli is not None:
-            spec.cli(sub)
+            try:
+                spec.cli(sub)
+            except Exception as exc:  # a plugin's broken hook costs its own commands, not everyone's
+                print(f"feedeater: warning: module {name}'s commands are unavailable: {exc}", file=sys.stderr)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        parser = build_parser(module.discover())
+        skipped: dict[str, str] = {}
+        parser = build_parser(module.discover(skipped))
         args = parser.parse_args(argv)
+        if args.command != "run":  # `run` logs it (and says whether the module is disabled)
+            for name, reason in sorted(skipped.items()):
+                print(f"feedeater: warning: {module.skipped_line(name, reason)}", file=sys.stderr)
         if args.command == "modules" and args.action in ("enable", "disable") and not args.name:
             parser.error(f"modules {args.action} needs a module name")
         # One-shot commands stay quiet unless asked; `run` logs at INFO.

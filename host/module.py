@@ -298,23 +298,47 @@ def lazy(target: str) -> Callable[..., Awaitable[Any]]:
     return call
 
 
-def discover() -> dict[str, ModuleSpec]:
-    """Every module registered in the `feedeater.modules` entry-point group of the installed distributions."""
+def discover(skipped: dict[str, str] | None = None) -> dict[str, ModuleSpec]:
+    """Every module registered in the `feedeater.modules` entry-point group of the installed distributions.
+
+    One broken plugin must not stop the others (nor `feedeater modules disable` of itself): a module
+    that cannot be imported, whose manifest is invalid or whose name another distribution took first is
+    left out, and the one line saying why goes to `skipped` (entry-point name → reason).
+    """
     found: dict[str, ModuleSpec] = {}
+    ambiguous: set[str] = set()
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         where = f"entry point {ep.name} = {ep.value}" + (f" of {ep.dist.name}" if ep.dist else "")
         try:
             spec = ep.load()
-        except Exception as exc:
-            raise UserError(
-                f"module {where} cannot be imported: {type(exc).__name__}: {exc}",
+            check(spec, where, ep.name)
+            if (ep.name in found and found[ep.name] is not spec) or ep.name in ambiguous:
+                found.pop(ep.name, None)  # which one the user meant is not ours to guess
+                ambiguous.add(ep.name)
+                raise UserError(f"two installed distributions provide module {ep.name!r}", "uninstall one")
+        except UserError as exc:
+            _skip(skipped, ep.name, str(exc))
+            continue
+        except Exception as exc:  # an import error, or anything the plugin's import raised
+            _skip(
+                skipped,
+                ep.name,
+                f"{where} cannot be imported: {type(exc).__name__}: {exc}; "
                 "reinstall that distribution, or uninstall it",
-            ) from None
-        check(spec, where, ep.name)
-        if ep.name in found and found[ep.name] is not spec:
-            raise UserError(f"two installed distributions provide module {ep.name!r}", "uninstall one")
+            )
+            continue
         found[ep.name] = spec
     return found
+
+
+def _skip(skipped: dict[str, str] | None, name: str, reason: str) -> None:
+    if skipped is not None:
+        skipped[name] = " ".join(reason.split())  # one line, whatever the exception said
+
+
+def skipped_line(name: str, reason: str) -> str:
+    """The warning a skipped module gets (run's log, every command's stderr, status, /healthz)."""
+    return f"module {name} skipped: {reason}"
 
 
 def check(spec: object, where: str, name: str) -> None:

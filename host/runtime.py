@@ -51,7 +51,10 @@ class Host:
     def __init__(self, config: HostConfig, *, env: Mapping[str, str] | None = None) -> None:
         self.config = config
         self.env = dict(os.environ) if env is None else dict(env)
-        plugins = module.discover()
+        # Installed modules that could not be loaded (name → why): every other one runs, and their names
+        # stay known to `modules enable/disable/remove`.
+        self.skipped: dict[str, str] = {}
+        plugins = module.discover(self.skipped)
         self.specs: dict[str, ModuleSpec] = {"host": host_module(plugins), **plugins}
         self.services = Services(config.home)
         self.endpoints: Endpoints | None = None
@@ -175,14 +178,17 @@ class Host:
         return self.pool
 
     async def enabled(self, name: str) -> bool:
-        spec = module.get(self.specs, name)
+        default = True if name in self.skipped else module.get(self.specs, name).manifest.enabled_by_default
         if name == "host":
             return True
         row = await self.require_pool().fetchval("SELECT enabled FROM host.modules WHERE name = $1", name)
-        return spec.manifest.enabled_by_default if row is None else bool(row)
+        return default if row is None else bool(row)
 
     async def set_enabled(self, name: str, enabled: bool) -> None:
-        module.get(self.specs, name)
+        if (
+            name not in self.skipped
+        ):  # a broken plugin can still be disabled (or enabled for when it is fixed)
+            module.get(self.specs, name)
         if name == "host":
             raise UserError("the host cannot be disabled", "disable a module instead")
         await self.require_pool().execute(
@@ -422,6 +428,8 @@ class Host:
         # Not a fault (the host runs as configured before): listed so an operator knows to restart it.
         report["restart_required"] = self.pending_restart()
         report["settings_errors"] = sorted(self.settings_errors.values())
+        # Not a fault of this host (every other module runs): listed so the broken plugin gets fixed.
+        report["skipped_modules"] = dict(sorted(self.skipped.items()))
         problems += [
             f"{u.kind} {u.label}: {u.state}" + (f" ({u.last_error})" if u.last_error else "")
             for u in units
@@ -462,6 +470,8 @@ class Host:
         The bus may be down at start: everything that needs it starts once it is attached.
         """
         assert self.link is not None, "Host.open(with_bus=True) first"
+        for name, reason in sorted(self.skipped.items()):
+            (log.warning if await self.enabled(name) else log.info)("%s", module.skipped_line(name, reason))
         # Modules and their settings first: a bad setting stops us before anything runs in the background.
         host_settings = (await self.context("host")).settings
         tracing.configure(self.env, setting=host_settings["otlp_endpoint"], host_id=self.config.host_id)

@@ -50,6 +50,7 @@ class Overview:
     events_per_minute: list[int]
     polls_per_minute: list[int]
     hosts: list[dict[str, Any]] = field(default_factory=list)  # running hosts (host.hosts)
+    skipped: dict[str, str] = field(default_factory=dict)  # installed modules that could not be loaded
 
 
 def per_minute(rows: list[asyncpg.Record], minutes: int = SPARK_MINUTES) -> list[int]:
@@ -141,4 +142,5 @@ async def load(host: Host) -> Overview:
         events_per_minute=per_minute(events),
         polls_per_minute=per_minute(polls),
         hosts=hosts,
+        skipped=dict(sorted(host.skipped.items())),
     )
