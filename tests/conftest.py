@@ -1,12 +1,11 @@
-"""Shared pytest fixtures. Service fixtures (Postgres, NATS) live in tests/services.py."""
+"""Shared pytest fixtures. The service fixtures (PostgreSQL, NATS, feed server) come from the test kit's
+pytest plugin (host/testing/plugin.py, entry point pytest11)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-
-pytest_plugins = ["tests.services"]
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCAL_FIXTURES = ROOT / "fixtures"

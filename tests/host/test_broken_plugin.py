@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from host.console import overview
+from host.testing import running
 from modules.rss import store as rss_store
 from tests.feedserver import FeedServer, Route, ago, rss
 from tests.services import feedeater, feedeater_env, make_host, module_installed, until
-from tests.ticker import running
 
 BROKEN = "kwalert"
 
