@@ -103,7 +103,15 @@ async def cmd_services(host: Host, args: argparse.Namespace) -> int:
 
 async def cmd_migrate(host: Host, args: argparse.Namespace) -> int:
     await host.open(with_bus=False)
-    emit(args, {"ok": True}, lambda _d: "migrations are up to date")
+    emit(
+        args,
+        {"ok": True, "applied": host.applied_migrations},
+        lambda d: (
+            f"applied {len(d['applied'])} migrations: {', '.join(d['applied'])}"
+            if d["applied"]
+            else "migrations are up to date"
+        ),
+    )
     return 0
 
 
@@ -121,13 +129,16 @@ async def cmd_run(host: Host, args: argparse.Namespace) -> int:
     print(
         f"feedeater: data in {host.config.home}\n"
         f"  postgres: {_redacted(host.endpoints.database_url)}\n"
-        f"  nats:     {_redacted(host.endpoints.nats_url)}\n"
-        f"  console:  http://{host.config.http_host}:{host.config.http_port or '<free port>'}/\n"
-        f"  health:   http://{host.config.http_host}:{host.config.http_port or '<free port>'}/healthz"
-        " (and /metrics)",
+        f"  nats:     {_redacted(host.endpoints.nats_url)}",
         file=sys.stderr,
         flush=True,
     )
+
+    def serving(port: int) -> None:  # the real port, also when FEEDEATER_HTTP_PORT=0 let the system pick
+        base = f"http://{host.config.http_host}:{port}"
+        print(f"  console:  {base}/\n  health:   {base}/healthz (and /metrics)", file=sys.stderr, flush=True)
+
+    host.on_serving = serving
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -524,12 +535,16 @@ async def cmd_bus_tail(host: Host, args: argparse.Namespace) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, done.set)
     await done.wait()
-    await nc.drain()
+    try:
+        await nc.drain()
+    except Exception:  # NATS went away (the host that started it stopped): nothing is left to drain
+        await nc.close()
     return 0
 
 
 def event_line(subject: str, body: Any) -> str:
-    """One event on one line: time, type, who/what it is about, subject (FeedEater wire format)."""
+    """One event on one line: time, source module, type, who/what it is about, subject (FeedEater wire
+    format)."""
     from host.events import describe
 
     if not isinstance(body, dict):
@@ -537,7 +552,8 @@ def event_line(subject: str, body: Any) -> str:
     at, kind, about = describe(body)
     # The date too: a message's createdAt is its entry's date, often days or years before it is published.
     when = f"{at[:10]} {at[11:16]}Z" if len(at) >= 16 else "-"
-    line = f"{when}  {kind:<15} {about}  [{subject}]"
+    source = subject.split(".")[1] if subject.count(".") >= 2 else "-"  # feedeater.<module>.<event>
+    line = f"{when}  {source:<8} {kind:<15} {about}  [{subject}]"
     columns = textfmt.terminal_columns()
     return textfmt.fit(line, None if columns is None else max(columns, 40))
 

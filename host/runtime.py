@@ -8,7 +8,7 @@ import contextlib
 import importlib.metadata
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +72,8 @@ class Host:
         self.restart_needed: dict[str, frozenset[str]] = {}  # module → stored keys only a restart applies
         self.settings_errors: dict[str, str] = {}  # module → a stored value it refused (kept the old one)
         self.http_app: Any = None  # the ASGI app `run` serves (FastAPI)
+        self.applied_migrations: list[str] = []  # what this process's open() applied
+        self.on_serving: Callable[[int], None] | None = None  # told the HTTP port once `run` serves
 
     # -- lifecycle -----------------------------------------------------------------------------
     async def open(
@@ -95,6 +97,7 @@ class Host:
             applied = await migrate.apply(conn, migrate.discover(migrate.sources(self.specs)))
         finally:
             await conn.close()
+        self.applied_migrations = applied
         if applied:
             log.info("applied migrations: %s", ", ".join(applied))
         self.pool = await db.create_pool(self.endpoints.database_url, max_size=self.config.db_pool)
@@ -478,6 +481,8 @@ class Host:
         scheduled = await self.start_scheduler()
         server = await self._serve_http()
         port = self.http_port = server.port
+        if self.on_serving is not None:
+            self.on_serving(port)
         self.supervisor = Supervisor(self.require_pool(), self.config.host_id)
         self.started_at = datetime.now(UTC)
         waiting = self._start_units()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from host.services import free_port
+from host.services import EmbeddedNats, free_port
 from tests.fakeai import FakeAI
 from tests.rss.conftest import fake_ai
 from tests.services import FEEDEATER, feedeater, feedeater_env
@@ -244,6 +245,7 @@ def test_bus_tail_prints_one_line_per_event(cli_env: dict[str, str], nats_url: s
         "type": "MessageCreated",
         "message": {"createdAt": "2026-11-26T05:40:12.000Z", "From": "Daily", "tags": {"title": "Hello"}},
     }
+    module_event = {"type": "EntrySeen", "createdAt": "2026-11-26T05:41:00.000Z", "title": "Hi"}
 
     async def publish_until_done() -> None:
         nc = await nats.connect(nats_url)
@@ -251,6 +253,7 @@ def test_bus_tail_prints_one_line_per_event(cli_env: dict[str, str], nats_url: s
             deadline = time.monotonic() + 60
             while proc.poll() is None and time.monotonic() < deadline:
                 await nc.publish("feedeater.rss.messageCreated", json.dumps(event).encode())
+                await nc.publish("feedeater.example.entrySeen", json.dumps(module_event).encode())
                 await asyncio.sleep(0.2)
         finally:
             await nc.close()
@@ -260,7 +263,52 @@ def test_bus_tail_prints_one_line_per_event(cli_env: dict[str, str], nats_url: s
     assert proc.returncode == 0, err
     lines = out.splitlines()
     assert len(lines) == 2
-    assert lines[0] == "2026-11-26 05:40Z  MessageCreated  Daily: Hello  [feedeater.rss.messageCreated]"
+    assert set(lines) == {  # issue #23: a module's own events had no time nor source
+        "2026-11-26 05:40Z  rss      MessageCreated  Daily: Hello  [feedeater.rss.messageCreated]",
+        '2026-11-26 05:41Z  example  EntrySeen       {"title": "Hi"}  [feedeater.example.entrySeen]',
+    }
+
+
+def test_bus_tail_ends_quietly_when_its_nats_went_away(
+    tmp_path: Path, database_url: str, own_nats: EmbeddedNats
+) -> None:
+    """Issue #23: Ctrl-C while NATS was gone (the host that started it restarted) ended in a
+    ConnectionReconnectingError traceback."""
+    import asyncio
+
+    import nats
+
+    env = feedeater_env(tmp_path, database_url, own_nats.start())
+    proc = subprocess.Popen(
+        [*FEEDEATER, "bus", "tail"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+
+    async def publish_until_heard() -> None:
+        nc = await nats.connect(env["FEEDEATER_NATS_URL"])
+        try:
+            await nc.publish("feedeater.rss.messageCreated", b"{}")
+            await nc.flush()
+        finally:
+            await nc.close()
+
+    try:
+        deadline = time.monotonic() + 120
+        while True:  # the tail prints a line once it is subscribed
+            assert time.monotonic() < deadline, "bus tail never printed an event"
+            asyncio.run(publish_until_heard())
+            ready, _, _ = select.select([proc.stdout], [], [], 0.5)
+            if ready:
+                assert proc.stdout.readline().strip()
+                break
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        own_nats.stop()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0 and "Traceback" not in err, err
 
 
 def test_run_says_where_everything_is_and_takes_a_free_port_when_9464_is_busy(

@@ -129,10 +129,13 @@ async def test_wheel_install_migrates_and_runs_without_the_source_tree(
             for f in scope.glob("*.sql")
         }
         assert shipped <= applied and ("example", 1) in applied
+        assert res.stdout.startswith(f"applied {len(applied)} migrations: "), res.stdout
         for table in ("host.processed_events", "mod_rss.entries", "mod_example.seen"):
             assert await conn.fetchval("SELECT to_regclass($1) IS NOT NULL", table), table
     finally:
         await conn.close()
+    again = run(venv, env, "migrate")
+    assert again.returncode == 0 and again.stdout.strip() == "migrations are up to date", again.stdout
 
     listed = run(venv, env, "modules", "list", "--json")
     assert listed.returncode == 0, listed.stderr
