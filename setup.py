@@ -11,6 +11,7 @@ setup(
     packages=[*find_packages(include=["host", "host.*", "modules", "modules.*"]), "feedeater_migrations"],
     package_dir={"feedeater_migrations": "migrations"},
     package_data={
+        "host": ["py.typed"],  # type information for modules written elsewhere (mypy reads the host's hints)
         "feedeater_migrations": ["*/*.sql"],
         # The web console's templates and static files (host/console, each module's console package).
         "host.console": ["templates/*.html", "static/*"],
