@@ -189,6 +189,7 @@ async def cmd_status(host: Host, args: argparse.Namespace) -> int:
                       updated_at > now() - interval '1 minute' AS live
                FROM host.service_state ORDER BY module, name, host_id"""
         )
+    dead = await _dead_letters(host)
     mods = [
         {"name": n, "enabled": await host.enabled(n), "version": s.manifest.version}
         for n, s in sorted(host.specs.items())
@@ -206,12 +207,30 @@ async def cmd_status(host: Host, args: argparse.Namespace) -> int:
             "oldest_pending_at": ob.oldest_pending_at,
             "stalled": [dataclasses.asdict(stalled) for stalled in ob.stalled],
         },
+        "dead_letters": dead,  # None: the bus was not reachable
         "last_runs": await _last_runs(host),
         "hosts": hosts,
         "units": [dict(r) for r in units],
     }
     emit(args, data, _status_text)
     return 0
+
+
+async def _dead_letters(host: Host) -> int | None:
+    """How many dead letters wait, if the bus answers (status never starts NATS for it)."""
+    from host import bus, dlq
+
+    url = host.config.nats_url or host.services.nats.status().url
+    if not url:
+        return None
+    try:
+        nc = await bus.connect(url, connect_timeout=2)
+    except UserError:
+        return None
+    try:
+        return await dlq.count(nc.jetstream())
+    finally:
+        await nc.close()
 
 
 def _services(host: Host) -> list[dict[str, Any]]:
@@ -252,6 +271,8 @@ def _status_text(d: dict[str, Any]) -> str:
         f" ({s['attempts']} attempts): {s['error']}"
         for s in d["outbox"]["stalled"]
     ]
+    if d["dead_letters"]:
+        lines.append(f"dead letters: {d['dead_letters']} (`feedeater bus dlq list`)")
     lines.append(
         "modules: "
         + ", ".join(
@@ -542,6 +563,109 @@ async def cmd_bus_tail(host: Host, args: argparse.Namespace) -> int:
     return 0
 
 
+async def cmd_dlq(host: Host, args: argparse.Namespace) -> int:
+    from host import dlq
+
+    subject = dlq.filter_subject(args.module, args.subscription)
+    if args.action in ("show",) and args.seq is None:
+        raise UserError(
+            f"bus dlq {args.action} needs a dead letter's seq", "list them: `feedeater bus dlq list`"
+        )
+    await host.open()
+    js = host.js
+    assert js is not None
+    if args.action == "list":
+        letters = await dlq.listing(js, subject, limit=args.limit)
+        total = await dlq.count(js, subject)
+        emit(
+            args,
+            [d.as_dict() for d in letters],
+            lambda rows: (
+                table(
+                    [
+                        (
+                            r["seq"],
+                            f"{r['module']}.{r['subscription']}",
+                            textfmt.relative(r["dead_at"]),
+                            r["deliveries"],
+                            r["event_id"],
+                            r["reason"],
+                        )
+                        for r in rows
+                    ],
+                    ["seq", "subscription", "died", "tries", "event", "reason"],
+                )
+                + (f"\n{total - len(rows)} more (--limit)" if total > len(rows) else "")
+                if rows
+                else nothing(host, "no dead letters", "every subscription handled what it was given")
+            ),
+        )
+    elif args.action == "show":
+        letter = await dlq.get(js, args.seq)
+        emit(args, letter.as_dict(payload=True), _dead_letter_text)
+    elif args.action == "replay":
+        seqs = (
+            [args.seq]
+            if args.seq is not None
+            else [d.seq for d in await dlq.listing(js, subject, limit=10**6)]
+        )
+        done: list[dict[str, Any]] = []
+        for seq in seqs:
+            try:
+                letter, handled = await dlq.replay(host, js, seq)
+            except UserError as exc:
+                if args.seq is not None:
+                    raise
+                done.append({"seq": seq, "error": str(exc)})  # the others are still worth replaying
+                continue
+            done.append({"seq": seq, "event_id": letter.event_id, "handled": handled})
+        emit(args, done, _replayed_text)
+        return 1 if any("error" in r for r in done) else 0
+    else:
+        if args.seq is not None:
+            await dlq.get(js, args.seq)  # an unknown seq is an error, not a silent nothing
+            what, n = f"dead letter {args.seq}", 1
+        else:
+            what, n = f"{await dlq.count(js, subject)} dead letters on {subject}", None
+        if not args.yes and not _confirm(f"delete {what} for good?"):
+            raise UserError("nothing deleted", "answer y, or pass --yes")
+        if args.seq is not None:
+            await dlq.delete(js, args.seq)
+        else:
+            n = await dlq.purge(js, subject)
+        emit(args, {"deleted": n}, lambda d: f"deleted {d['deleted']} dead letters")
+    return 0
+
+
+def _replayed_text(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        f"dead letter {r['seq']}: "
+        + (
+            r["error"]
+            if "error" in r
+            else f"event {r['event_id']} " + ("handled" if r["handled"] else "had been processed already")
+        )
+        for r in rows
+    ]
+    return "\n".join(lines) or "no dead letters to replay"
+
+
+def _dead_letter_text(d: dict[str, Any]) -> str:
+    return (
+        f"dead letter {d['seq']}: {d['module']}.{d['subscription']} gave up after {d['deliveries']} deliveries"
+        f" {textfmt.relative(d['dead_at'])}\n"
+        f"  reason:  {d['reason']}\n  event:   {d['event_id']} on {d['subject']}\n"
+        f"  payload: {json.dumps(d['payload'], ensure_ascii=False)}"
+    )
+
+
+def _confirm(question: str) -> bool:
+    """Ask on a terminal; anything but y/yes (or no terminal) is no."""
+    if not sys.stdin.isatty():
+        return False
+    return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+
+
 def event_line(subject: str, body: Any) -> str:
     """One event on one line: time, source module, type, who/what it is about, subject (FeedEater wire
     format)."""
@@ -805,10 +929,26 @@ def build_parser(specs: dict[str, module.ModuleSpec]) -> argparse.ArgumentParser
     p = add("jobs", cmd_jobs, "list jobs, or run one now in the foreground")
     p.add_argument("action", choices=["list", "run"])
     p.add_argument("job", nargs="?", help="<module>.<job>, e.g. rss.poll")
-    p = add("bus", cmd_bus_tail, "print live events from the bus, one line each (--json: whole events)")
-    p.add_argument("action", choices=["tail"])
+    bus_cmds = sub.add_parser("bus", help="the bus: live events (tail) and dead letters (dlq)")
+    bus_sub = bus_cmds.add_subparsers(dest="bus_action", required=True)
+    p = bus_sub.add_parser(
+        "tail", help="print live events from the bus, one line each (--json: whole events)"
+    )
+    p.set_defaults(handler=cmd_bus_tail)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("subject", nargs="?", default="feedeater.>")
     p.add_argument("--count", type=int, default=0, help="stop after N events")
+    p = bus_sub.add_parser(
+        "dlq", help="dead letters: events a subscription gave up on (list, show, replay, purge)"
+    )
+    p.set_defaults(handler=cmd_dlq)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("action", choices=["list", "show", "replay", "purge"])
+    p.add_argument("seq", nargs="?", type=int, help="show/replay/purge: one dead letter (its `seq`)")
+    p.add_argument("--module", default=None, help="list/replay/purge: only this module's")
+    p.add_argument("--subscription", default=None, help="with --module: only this subscription's")
+    p.add_argument("--limit", type=int, default=100, help="list: at most this many (oldest first)")
+    p.add_argument("--yes", action="store_true", help="purge without asking")
     p = add("console", cmd_console, "web console: set the login password (stored as an argon2 hash)")
     p.add_argument("action", choices=["password"])
     p = add("contexts", cmd_contexts, "list contexts or show one")

@@ -227,6 +227,11 @@ class Consumer:
         (HANDLED if handled else SKIPPED).labels(self.name).inc()
         await msg.ack()
 
+    async def replay(self, event: ReceivedEvent) -> bool:
+        """A dead letter handed back (host/dlq.py): handled now unless its id was processed already (then
+        False); raises what the handler raises."""
+        return bool(await self._process([event]))
+
     async def _process(self, events: list[ReceivedEvent]) -> int:
         """Handle in one transaction with the processed-id records; how many were not processed before."""
         async with self.ctx.pool.acquire() as conn, conn.transaction():

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import asyncpg
 
-from host import livesettings, outbox, progress
+from host import dlq, livesettings, outbox, progress
 
 if TYPE_CHECKING:
     from host.runtime import Host
@@ -51,6 +51,7 @@ class Overview:
     polls_per_minute: list[int]
     hosts: list[dict[str, Any]] = field(default_factory=list)  # running hosts (host.hosts)
     skipped: dict[str, str] = field(default_factory=dict)  # installed modules that could not be loaded
+    dead_letters: int | None = None  # events subscriptions gave up on (None: the bus is not attached)
 
 
 def per_minute(rows: list[asyncpg.Record], minutes: int = SPARK_MINUTES) -> list[int]:
@@ -143,4 +144,5 @@ async def load(host: Host) -> Overview:
         polls_per_minute=per_minute(polls),
         hosts=hosts,
         skipped=dict(sorted(host.skipped.items())),
+        dead_letters=await dlq.count(host.js) if host.js is not None else None,
     )
