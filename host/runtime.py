@@ -447,6 +447,7 @@ class Host:
         """The one ASGI app: /healthz, /metrics, every enabled module's routes and the web console at /."""
         from host.console import app as console_app
         from host.web import app as web_app  # FastAPI is slow to import: only `run` needs it
+        from host.web import dlq as web_dlq
         from host.web import server as web_server
 
         mounted = [
@@ -462,6 +463,7 @@ class Host:
             bind_host=self.config.http_host,
             public_hosts=self.config.public_hosts,
             trusted_proxies=self.config.trusted_proxies,
+            host_routers=[web_dlq.build(self)],
         )
         await console_app.mount(app, self, [(ctx, r) for ctx, r in mounted if r.pages])
         self.http_app = app

@@ -8,10 +8,11 @@ import json
 from pathlib import Path
 
 import asyncpg
+import httpx
 import pytest
 from nats.js import JetStreamContext
 
-from host import dlq
+from host import dlq, tokens
 from host.events import Event, stable_uuid, subject
 from host.module import Manifest, ModuleContext, ModuleSpec, ReceivedEvent, Subscription
 from host.testing import feedeater, feedeater_env, make_host, module_installed, publish_event, running, until
@@ -99,10 +100,27 @@ async def test_dead_letters_are_listed_replayed_exactly_once_and_purged(
             assert await cli("bus", "dlq", "list") == []
 
             await pool.execute("UPDATE flaky_switch SET fail = true")
-            await publish_event(js, ping(3))
-            await until(lambda: _count_is(js, 1), timeout=120, what="the third ping dead-lettered")
+            for n in (3, 4):
+                await publish_event(js, ping(n))
+            await until(lambda: _count_is(js, 2), timeout=120, what="two more pings dead-lettered")
+            async with pool.acquire() as conn:
+                token = (await tokens.create(conn, "tests"))["token"]
+            async with httpx.AsyncClient(
+                base_url=f"http://127.0.0.1:{host.http_port}/api/v1",
+                headers={"Authorization": f"Bearer {token}"},
+                timeout=30,
+            ) as api:
+                got = (await api.get("/dlq", params={"module": NAME})).json()
+                assert got["total"] == 2 and [d["event_id"] for d in got["items"]] == [
+                    str(ping(n).event_id) for n in (3, 4)
+                ]
+                third = got["items"][0]["seq"]
+                assert (await api.get(f"/dlq/{third}")).json()["payload"] == {"type": "Ping", "n": 3}
+                assert (await api.delete(f"/dlq/{third}")).json() == {"deleted": 1}
+                assert (await api.get(f"/dlq/{third}")).status_code == 404
             assert await cli("bus", "dlq", "purge", "--module", NAME, "--yes") == {"deleted": 1}
             assert await dlq.count(js) == 0
+            assert await pool.fetchval("SELECT count(*) FROM flaky_seen") == 2  # nothing deleted was handled
 
 
 class Crash(Exception):
