@@ -208,9 +208,10 @@ async def cmd_status(host: Host, args: argparse.Namespace) -> int:
             "stalled": [dataclasses.asdict(stalled) for stalled in ob.stalled],
         },
         "dead_letters": dead,  # None: the bus was not reachable
-        "last_runs": await _last_runs(host),
+        # Only installed modules: an uninstalled one's last runs and unit rows are history, not status.
+        "last_runs": [r for r in await _last_runs(host) if r["module"] in host.specs],
         "hosts": hosts,
-        "units": [dict(r) for r in units],
+        "units": [dict(r) for r in units if r["module"] in host.specs],
     }
     emit(args, data, _status_text)
     return 0
@@ -314,6 +315,8 @@ def metrics_summary(metrics: Mapping[str, Any] | None, limit: int = 6) -> str:
 
 
 async def cmd_modules(host: Host, args: argparse.Namespace) -> int:
+    if args.action == "remove":
+        return await _remove_module(host, args)
     await host.open(with_bus=False)
     if args.action in ("enable", "disable"):
         await host.set_enabled(args.name, args.action == "enable")
@@ -353,6 +356,48 @@ async def cmd_modules(host: Host, args: argparse.Namespace) -> int:
         ),
     )
     return 0
+
+
+async def _remove_module(host: Host, args: argparse.Namespace) -> int:
+    from host import removal
+
+    name = args.name
+    if name == "host":
+        raise UserError("the host cannot be removed", "remove a module instead")
+    await host.open()
+    assert host.js is not None
+    pool = host.require_pool()
+    installed = name in host.specs or name in host.skipped
+    if not installed and not await removal.known(pool, name):
+        raise UserError(f"no module {name!r} is installed or has data here", "see `feedeater modules list`")
+    what = "its settings, job runs, consumers and dead letters" + (
+        f", and its data (schema mod_{name}, contexts)"
+        if args.drop_data
+        else f" (its data in mod_{name} stays)"
+    )
+    if not args.yes and not _confirm(f"remove module {name}: {what}?"):
+        raise UserError("nothing removed", "answer y, or pass --yes")
+    result = removal.Removed(name, still_installed=installed)
+    async with pool.acquire() as conn, conn.transaction():
+        await removal.remove_rows(conn, name, installed=installed, drop_data=args.drop_data, result=result)
+    others = [n for n in (*host.specs, *host.skipped) if n != name]
+    await removal.remove_bus(host.js, name, others, result)
+    emit(args, dataclasses.asdict(result), _removed_text)
+    return 0
+
+
+def _removed_text(d: dict[str, Any]) -> str:
+    lines = [
+        f"module {d['name']} removed: {sum(d['rows'].values())} host rows, {len(d['consumers'])} bus consumers, "
+        f"{d['dead_letters']} dead letters"
+        + (f"; schema mod_{d['name']} dropped" if d["schema_dropped"] else "")
+    ]
+    if d["still_installed"]:
+        lines.append(
+            f"its distribution is still installed: it stays disabled until you uninstall it (pip uninstall …); "
+            f"{RESTART_NOTE}"
+        )
+    return "\n".join(lines)
 
 
 async def cmd_settings(host: Host, args: argparse.Namespace) -> int:
@@ -919,9 +964,13 @@ def build_parser(specs: dict[str, module.ModuleSpec]) -> argparse.ArgumentParser
     add("migrate", cmd_migrate, "apply pending database migrations")
     add("run", cmd_run, "run the host: scheduler, outbox relay, /healthz and /metrics")
     add("status", cmd_status, "services, modules, outbox lag and last job runs")
-    p = add("modules", cmd_modules, "list, enable or disable modules")
-    p.add_argument("action", choices=["list", "enable", "disable"])
+    p = add("modules", cmd_modules, "list, enable, disable or remove modules")
+    p.add_argument("action", choices=["list", "enable", "disable", "remove"])
     p.add_argument("name", nargs="?")
+    p.add_argument("--yes", action="store_true", help="remove: without asking")
+    p.add_argument(
+        "--drop-data", action="store_true", help="remove: also drop its schema mod_<name> and its contexts"
+    )
     p = add("settings", cmd_settings, "read or change module settings")
     p.add_argument("action", choices=["get", "set", "reset"], help="reset: back to the default")
     p.add_argument("target", help="<module> or <module>.<key>")
@@ -990,7 +1039,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command != "run":  # `run` logs it (and says whether the module is disabled)
             for name, reason in sorted(skipped.items()):
                 print(f"feedeater: warning: {module.skipped_line(name, reason)}", file=sys.stderr)
-        if args.command == "modules" and args.action in ("enable", "disable") and not args.name:
+        if args.command == "modules" and args.action in ("enable", "disable", "remove") and not args.name:
             parser.error(f"modules {args.action} needs a module name")
         # One-shot commands stay quiet unless asked; `run` logs at INFO.
         logs.setup(
