@@ -320,10 +320,24 @@ async def cmd_modules(host: Host, args: argparse.Namespace) -> int:
     await host.open(with_bus=False)
     if args.action in ("enable", "disable"):
         await host.set_enabled(args.name, args.action == "enable")
+        replays = []
+        if args.action == "enable" and args.name in host.specs:
+            days = int((await host.resolved_settings("host"))["bus_max_age_days"])
+            replays = module.replay_plan(host.specs[args.name].manifest, days)
         emit(
             args,
-            {"name": args.name, "enabled": args.action == "enable", "restart_required": True},
-            lambda d: f"module {d['name']} {'enabled' if d['enabled'] else 'disabled'}; {RESTART_NOTE}",
+            {
+                "name": args.name,
+                "enabled": args.action == "enable",
+                "restart_required": True,
+                "replays": replays,
+            },
+            lambda d: "\n".join(
+                [
+                    f"module {d['name']} {'enabled' if d['enabled'] else 'disabled'}; {RESTART_NOTE}",
+                    *d["replays"],
+                ]
+            ),
         )
         return 0
     rows = [
@@ -995,7 +1009,7 @@ def build_parser(specs: dict[str, module.ModuleSpec]) -> argparse.ArgumentParser
     p.add_argument("action", choices=["list", "show", "replay", "purge"])
     p.add_argument("seq", nargs="?", type=int, help="show/replay/purge: one dead letter (its `seq`)")
     p.add_argument("--module", default=None, help="list/replay/purge: only this module's")
-    p.add_argument("--subscription", default=None, help="with --module: only this subscription's")
+    p.add_argument("--subscription", default=None, help="only subscriptions of this name")
     p.add_argument("--limit", type=int, default=100, help="list: at most this many (oldest first)")
     p.add_argument("--yes", action="store_true", help="purge without asking")
     p = add("console", cmd_console, "web console: set the login password (stored as an argon2 hash)")

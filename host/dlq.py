@@ -54,9 +54,8 @@ class DeadLetter:
 
 
 def filter_subject(module: str | None = None, subscription: str | None = None) -> str:
-    """The DLQ subjects of one module (and one of its subscriptions), or all (pure)."""
-    if subscription and not module:
-        raise UserError("a subscription belongs to a module", "give --module too")
+    """The DLQ subjects of one module, of a subscription name (of any module, or of that module), or all
+    (pure)."""
     return f"{PREFIX}.{module or '*'}.{subscription or '*'}"
 
 
