@@ -4,6 +4,7 @@ in a fresh virtualenv, run without the source tree; migrations ship inside the w
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -170,3 +171,32 @@ async def test_wheel_install_migrates_and_runs_without_the_source_tree(
 async def _ok(port: int) -> dict[str, object] | None:
     got = await health(port)
     return got[1] if got is not None and got[0] == 200 else None
+
+
+@pytest.mark.timeout(900)
+def test_the_example_module_passes_its_own_tests_and_mypy_with_only_the_installed_host(
+    venv: Path, tmp_path: Path
+) -> None:
+    """Issue #23's done-criterion: the example, a separate distribution installed from its wheel beside the
+    host's, passes its own tests on the installed test kit (no import from the host's tests/) and mypy
+    against the installed host's type information (py.typed)."""
+    example = tmp_path / "example"  # its pyproject (pytest and mypy settings) and tests, not its package
+    example.mkdir()
+    shutil.copy2(ROOT / "tests" / "example_module" / "pyproject.toml", example)
+    shutil.copytree(ROOT / "tests" / "example_module" / "tests", example / "tests", ignore=NOISE)
+    source = tmp_path / "src" / "feedeater_example"  # for mypy only: the tests import the installed copy
+    shutil.copytree(ROOT / "tests" / "example_module" / "feedeater_example", source, ignore=NOISE)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FEEDEATER_") and k != "PYTHONPATH"}
+    python = str(venv / "bin" / "python")
+
+    def check(*args: str) -> str:
+        res = subprocess.run(
+            [python, *args], cwd=example, env=env, capture_output=True, text=True, timeout=800, check=False
+        )
+        assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+        return res.stdout
+
+    tests = check("-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp", str(tmp_path / "pt"), "tests")
+    assert " passed" in tests and "failed" not in tests and "skipped" not in tests, tests
+    typed = check("-m", "mypy", "--cache-dir", str(tmp_path / "mypy"), str(source), "tests")
+    assert "Success" in typed, typed
