@@ -3,13 +3,16 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+INSTALL_LOG := $(VENV)/install.log
 
-.PHONY: run test lint typecheck unit install clean services-down
+.PHONY: run test lint typecheck unit install clean services-down screenshots
 
+# Each stage says what it does in one line; pip's own output goes to a log shown only when it fails.
 $(STAMP): pyproject.toml setup.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || { echo "error: could not create a virtualenv with '$(PYTHON) -m venv'. On Debian/Ubuntu install it with: apt-get install python3-venv" >&2; exit 1; }
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@echo "install: pip install -e '.[dev]' into $(VENV) (log: $(INSTALL_LOG))"
+	@{ $(BIN)/python -m pip install --upgrade pip && $(BIN)/python -m pip install -e '.[dev]'; } >$(INSTALL_LOG) 2>&1 || \
+		{ tail -n 40 $(INSTALL_LOG) >&2; echo "error: pip install failed; the whole log is $(INSTALL_LOG)" >&2; exit 1; }
 	@touch $(STAMP)
 
 install: $(STAMP)
@@ -18,18 +21,33 @@ run: $(STAMP)
 	$(BIN)/feedeater run
 
 lint: $(STAMP)
-	$(BIN)/ruff check host modules tests bench
-	$(BIN)/ruff format --check host modules tests bench
+	@echo "lint: ruff check, ruff format --check"
+	@$(BIN)/ruff check --quiet host modules tests bench
+	@$(BIN)/ruff format --check --quiet host modules tests bench
 
 typecheck: $(STAMP)
-	$(BIN)/mypy
+	@echo "typecheck: mypy"
+	@$(BIN)/mypy --no-error-summary
 
 # Three workers (pytest-xdist): most tests wait on PostgreSQL, NATS or a subprocess, so three overlap well
 # on two cores. `make test PYTEST_ARGS=` runs serially.
 PYTEST_ARGS ?= -n 3
 
+# tests/quiet.py: nothing per passing test (a failure shows as F or E when it happens), then pytest's
+# summary and the 30 slowest tests.
 test: $(STAMP) lint typecheck
-	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=30 $(PYTEST_ARGS)
+	@echo "tests: pytest $(PYTEST_ARGS)"
+	@$(BIN)/python -m pytest --no-header -p tests.quiet -o console_output_style=classic -p no:cacheprovider \
+		--durations=30 $(PYTEST_ARGS)
+
+# The README's console screenshots, taken from the current console by the browser tests (which write
+# test-artifacts/*.png on every run); fails rather than keep old pictures when the browser tests skip.
+screenshots: $(STAMP)
+	@rm -f test-artifacts/overview.png test-artifacts/feed-detail.png test-artifacts/entry.png
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/console/test_browser.py
+	@for shot in overview:console-overview feed-detail:console-feed entry:console-entry; do \
+		cp test-artifacts/$${shot%%:*}.png docs/screenshots/$${shot##*:}.png || exit 1; done
+	@echo "screenshots: docs/screenshots/console-{overview,feed,entry}.png"
 
 services-down: $(STAMP)
 	$(BIN)/feedeater services down

@@ -8,6 +8,7 @@ import contextlib
 import importlib.metadata
 import logging
 import os
+import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -23,7 +24,7 @@ from host.housekeeping import BUS_LIMITS, host_module
 from host.jobs import JobResult, parse_trigger, run_job, trigger_override_key
 from host.module import Job, ModuleContext, ModuleSpec, Service
 from host.services import Endpoints, Services
-from host.supervise import Supervisor, Unit
+from host.supervise import Supervisor, Unit, cancel_and_wait
 
 if TYPE_CHECKING:
     from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -36,6 +37,35 @@ if TYPE_CHECKING:
 log = logging.getLogger("feedeater.host")
 CLOSE_TIMEOUT_S = 30.0  # how long a stop waits for job runs and database connections before forcing
 _AI_KEYS = frozenset(s.key for s in AI_SETTINGS)
+
+
+class StopClock:
+    """What each step of a stop took, for one log line at the end: what a slow shutdown waited on."""
+
+    def __init__(self) -> None:
+        self.steps: dict[str, float] = {}
+        self._last = time.monotonic()
+
+    def mark(self, step: str) -> None:
+        """`step` ended now (it began at the previous mark)."""
+        now = time.monotonic()
+        self.steps[step] = self.steps.get(step, 0.0) + now - self._last
+        self._last = now
+
+    def __str__(self) -> str:
+        steps = ", ".join(f"{step} {took:.1f} s" for step, took in self.steps.items())
+        return f"{sum(self.steps.values()):.1f} s ({steps})"
+
+
+def _other_tasks() -> str:
+    """The tasks running beside the current one, by name and coroutine (what a stop is waiting on)."""
+    me = asyncio.current_task()
+    names = sorted(
+        f"{t.get_name()} ({getattr(t.get_coro(), '__qualname__', '?')})"
+        for t in asyncio.all_tasks()
+        if t is not me
+    )
+    return ", ".join(names) or "none"
 
 
 def _version() -> str:
@@ -74,6 +104,7 @@ class Host:
         self.http_app: Any = None  # the ASGI app `run` serves (FastAPI)
         self.applied_migrations: list[str] = []  # what this process's open() applied
         self.on_serving: Callable[[int], None] | None = None  # told the HTTP port once `run` serves
+        self.stop_clock: StopClock | None = None  # started when `run` is told to stop
 
     # -- lifecycle -----------------------------------------------------------------------------
     async def open(
@@ -131,12 +162,15 @@ class Host:
         return changes
 
     async def close(self, *, stop_started_services: bool = False) -> None:
+        clock = self.stop_clock or StopClock()
         if self.scheduler is not None and self.scheduler.running:
             self.scheduler.shutdown(wait=False)  # cancels the runs in flight without waiting for them
         await self._finish_job_runs()
+        clock.mark("job runs")
         if self.supervisor is not None:
             await self.supervisor.stop()
             await livesettings.forget_host(self.require_pool(), self.config.host_id)
+        clock.mark("units")
         for name, ctx in list(self.contexts.items()):
             await ctx.close_retired()
             spec = self.specs[name]
@@ -147,33 +181,35 @@ class Host:
                     log.warning("module %s teardown failed: %s", name, exc)
             await ctx.ai.aclose()
         self.contexts.clear()
+        clock.mark("teardown")
         tracing.shutdown()  # after the jobs and units: their last spans are exported too
         if self.nc is not None and not self.nc.is_closed:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.nc.drain(), timeout=5)
+        clock.mark("nats")
         if self.pool is not None:
             try:  # bounded: a stop (systemd, Ctrl-C) must end even if something still holds a connection
                 await asyncio.wait_for(self.pool.close(), timeout=self.close_timeout_s)
             except TimeoutError:
                 log.warning(
-                    "database connections still busy after %.0f s: closed forcibly", self.close_timeout_s
+                    "database connections still busy after %.0f s: closed forcibly (tasks still running: %s)",
+                    self.close_timeout_s,
+                    _other_tasks(),
                 )
                 self.pool.terminate()
+        clock.mark("database pool")
         if stop_started_services and self.endpoints is not None and self.endpoints.started:
             await asyncio.to_thread(self.services.down, self.endpoints.started)
+            clock.mark("embedded services")
+        log.info("stopped in %s", clock)
 
     async def _finish_job_runs(self) -> None:
         """Cancel the scheduled runs still in flight and wait for them to record it and give their
         connections back; otherwise closing the pool waits for them (it warned after 60 s and never ended)."""
-        runs = list(self.job_tasks)
-        for task in runs:
-            task.cancel()
-        if runs:
-            _, late = await asyncio.wait(runs, timeout=self.close_timeout_s)
-            for task in late:
-                log.warning(
-                    "job run %s did not stop within %.0f s of shutdown", task.get_name(), self.close_timeout_s
-                )
+        for task in await cancel_and_wait(self.job_tasks, self.close_timeout_s):
+            log.warning(
+                "job run %s did not stop within %.0f s of shutdown", task.get_name(), self.close_timeout_s
+            )
 
     # -- modules -------------------------------------------------------------------------------
     def require_pool(self) -> asyncpg.Pool:
@@ -508,11 +544,11 @@ class Host:
         try:
             await stop.wait()
         finally:
+            clock = self.stop_clock = StopClock()
             self.supervisor.stopping = True
             await server.close()
-            for task in background:
-                task.cancel()
-            for task in background:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            clock.mark("http")
+            await cancel_and_wait(background, self.close_timeout_s)
+            clock.mark("background tasks")
             await self.supervisor.stop()
+            clock.mark("units")

@@ -14,6 +14,7 @@ them through host.redact). A data directory from before is switched over at its 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import importlib.util
 import json
 import logging
@@ -27,6 +28,7 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -127,16 +129,26 @@ class EmbeddedPostgres:
         """subprocess kwargs that drop root to the service user (PostgreSQL refuses to run as root)."""
         if os.geteuid() != 0:
             return {}
-        entry = _ensure_system_user(PG_SYSTEM_USER)
+        entry = ensure_system_user(PG_SYSTEM_USER)
         return {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": [], "cwd": "/"}
 
     def _prepare_for_root(self) -> None:
         if os.geteuid() != 0:
             return
-        entry = _ensure_system_user(PG_SYSTEM_USER)
+        entry = ensure_system_user(PG_SYSTEM_USER)
         self.log_file.touch()
         for path in (self.root, self.bin_dir()):
             _allow_traverse(path)
+        owner = self.data.stat().st_uid
+        if owner not in (0, entry.pw_uid):
+            log.warning(
+                "PostgreSQL data in %s belonged to uid %d%s: handing it to %s (uid %d)",
+                self.data,
+                owner,
+                "" if _uid_exists(owner) else ", which no longer exists",
+                PG_SYSTEM_USER,
+                entry.pw_uid,
+            )
         for path in (self.root, self.log_file, self.data, *self.data.rglob("*")):
             os.chown(path, entry.pw_uid, entry.pw_gid, follow_symlinks=False)
 
@@ -179,6 +191,7 @@ class EmbeddedPostgres:
         if port is None:
             self.data.mkdir(parents=True, exist_ok=True)
             self._prepare_for_root()
+            _refuse_orphaned(self.data)
             if not (self.data / "PG_VERSION").exists():
                 self._initdb()
             port = self._launch()
@@ -196,7 +209,7 @@ class EmbeddedPostgres:
         write_secret(pwfile, password)
         try:
             if os.geteuid() == 0:
-                entry = _ensure_system_user(PG_SYSTEM_USER)
+                entry = ensure_system_user(PG_SYSTEM_USER)
                 os.chown(pwfile, entry.pw_uid, entry.pw_gid)
             res = self._pg(
                 "initdb",
@@ -220,7 +233,7 @@ class EmbeddedPostgres:
         hba = self.data / "pg_hba.conf"
         hba.write_text(PG_HBA)
         if os.geteuid() == 0:
-            entry = _ensure_system_user(PG_SYSTEM_USER)
+            entry = ensure_system_user(PG_SYSTEM_USER)
             os.chown(hba, entry.pw_uid, entry.pw_gid)
 
     def _require_password(self, port: int) -> None:
@@ -457,24 +470,64 @@ def _reap(pid: int) -> None:
         os.waitpid(pid, os.WNOHANG)
 
 
-def _ensure_system_user(name: str) -> pwd.struct_passwd:
-    try:
+def ensure_system_user(name: str) -> pwd.struct_passwd:
+    """The system user `name`, created once under a lock every feedeater process shares, read afterwards.
+
+    useradd checks "exists?" before it locks /etc/passwd, so two racing for one name both pass it and
+    the later one rewrites the entry with the next free uid: a process that had resolved the first uid
+    (and chowned its data directory to it) then ran initdb as a user that no longer existed.
+    """
+    with contextlib.suppress(KeyError):
         return pwd.getpwnam(name)
-    except KeyError:
-        pass
-    useradd = shutil.which("useradd") or "/usr/sbin/useradd"
-    res = subprocess.run(
-        [useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if res.returncode != 0:
-        raise UserError(
-            f"running as root, PostgreSQL needs an unprivileged user and `useradd {name}` failed: {res.stderr.strip()}",
-            "run feedeater as a normal user, or create the user yourself",
+    with _root_lock("feedeater-useradd.lock"):
+        with contextlib.suppress(KeyError):
+            return pwd.getpwnam(name)  # created while we waited for the lock
+        useradd = shutil.which("useradd") or "/usr/sbin/useradd"
+        res = subprocess.run(
+            [useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+            capture_output=True,
+            text=True,
+            check=False,
         )
-    return pwd.getpwnam(name)
+        if res.returncode != 0:
+            raise UserError(
+                f"running as root, PostgreSQL needs an unprivileged user and `useradd {name}` failed: {res.stderr.strip()}",
+                "run feedeater as a normal user, or create the user yourself",
+            )
+        return pwd.getpwnam(name)
+
+
+@contextlib.contextmanager
+def _root_lock(name: str) -> Iterator[None]:
+    """An exclusive flock on a file in a directory only root may write (/run, else /etc): a lock file in
+    /tmp could be planted or held by any local user."""
+    run = Path("/run")
+    info = run.stat() if run.is_dir() else None
+    safe = info is not None and info.st_uid == 0 and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    fd = os.open((run if safe else Path("/etc")) / name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _uid_exists(uid: int) -> bool:
+    try:
+        pwd.getpwuid(uid)
+    except KeyError:
+        return False
+    return True
+
+
+def _refuse_orphaned(data: Path) -> None:
+    """A data directory whose owner was deleted cannot be started by anyone but root: one line, not initdb's."""
+    owner = data.stat().st_uid
+    if not _uid_exists(owner):
+        raise UserError(
+            f"the PostgreSQL data directory {data} belongs to uid {owner}, which no longer exists",
+            f"`sudo chown -R $(id -un) {data}` to use it as this user, or remove it to start afresh",
+        )
 
 
 def _allow_traverse(path: Path) -> None:

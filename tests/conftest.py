@@ -6,6 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests check properties, not speed: on a busy machine Hypothesis' own timing checks (a 200 ms
+# deadline per example, "data generation too slow") failed tests whose properties held.
+settings.register_profile("feedeater", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("feedeater")
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCAL_FIXTURES = ROOT / "fixtures"

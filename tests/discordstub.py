@@ -189,8 +189,9 @@ class DiscordStub:
         """The next `count` requests whose "METHOD /path" matches `pattern` answer 429."""
         self._storms.append(Storm(re.compile(pattern), count, retry_after, is_global))
 
-    async def connected(self, timeout: float = 60) -> None:
-        """Until a client has identified (or resumed) and has its guild."""
+    async def connected(self, timeout: float = 300) -> None:
+        """Until a client has identified (or resumed) and has its guild (generous: it may include a
+        `feedeater run` starting, which takes a minute at load 25)."""
         await asyncio.wait_for(self._connected.wait(), timeout)
 
     async def reconnect(self) -> None:

@@ -29,6 +29,9 @@ Unknown paths answer 404. The pytest fixture `feed_server` (tests/rss/conftest.p
 * `encoding`: "gzip", "deflate" or "br": compress `body` and send Content-Encoding.
 * `location`: the Location header (for 3xx). `retry_after`: the Retry-After header.
 * `delay_s`: wait before answering. `trickle`: (chunk_bytes, interval_s) sends the body slowly.
+* `hold_until`: answer only once this returns true (checked every 10 ms), e.g.
+  `lambda: server.peak_concurrency() >= 4`: order by causality, not by a delay that a busy machine outlasts.
+  After `HOLD_LIMIT_S` (60 s) the server answers 503 instead, so a condition never met fails the test.
 * `content_length`: the Content-Length to claim (a lie if it differs from the body); the connection is closed
   after such a response. `truncate_at`: send only that many body bytes, then close. `drop`: close the
   connection without sending anything.
@@ -84,6 +87,7 @@ class Route:
     location: str | None = None
     retry_after: str | None = None
     delay_s: float = 0.0
+    hold_until: Callable[[], bool] | None = None
     trickle: tuple[int, float] | None = None
     content_length: int | None = None
     truncate_at: int | None = None
@@ -114,6 +118,18 @@ def _not_modified(route: Route, headers: Mapping[str, str]) -> bool:
         return parsedate_to_datetime(route.last_modified) <= parsedate_to_datetime(if_modified_since)
     except (TypeError, ValueError):
         return False
+
+
+HOLD_LIMIT_S = 60.0
+
+
+def _held_until(condition: Callable[[], bool]) -> bool:
+    deadline = time.monotonic() + HOLD_LIMIT_S
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -153,6 +169,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if route.delay_s:
             time.sleep(route.delay_s)
+        if route.hold_until is not None and not _held_until(route.hold_until):
+            route = Route(status=503, body=b"hold_until: the condition was not met in time")
         if _not_modified(route, record.headers):
             self.send_response(304)
             self._send_validators(route)

@@ -17,6 +17,7 @@ A test project that defines fixtures of these names in its conftest.py overrides
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,9 +26,16 @@ import pytest
 import pytest_asyncio
 
 from host.runtime import Host
-from host.services import EmbeddedNats, EmbeddedPostgres, free_port
+from host.services import PG_SYSTEM_USER, EmbeddedNats, EmbeddedPostgres, ensure_system_user, free_port
 from host.testing.feedserver import FeedServer
 from host.testing.services import BusReader, HostProcess, fresh_database, make_host, reset_stream
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under root, create PostgreSQL's service user once, in the controller before any xdist worker
+    starts a server (the workers would also agree on it, under ensure_system_user's lock)."""
+    if os.geteuid() == 0 and not hasattr(config, "workerinput"):
+        ensure_system_user(PG_SYSTEM_USER)
 
 
 @pytest.fixture(scope="session")

@@ -34,6 +34,7 @@ from host.services import EmbeddedPostgres
 
 __all__ = [
     "FEEDEATER",
+    "WAIT_S",
     "BusReader",
     "HostProcess",
     "admin_url",
@@ -106,6 +107,9 @@ def make_host(
 
 
 READ_TIMEOUT_S = 60.0  # per message; generous: a stall is a failure, not the end of the stream
+# How long a test waits for something that should happen: a deadline costs nothing when it is met, and a
+# busy machine (load 20 on two cores: `python3 bench/busy.py`) takes many times longer than a quiet one.
+WAIT_S = 120.0
 
 
 class BusReader:
@@ -119,7 +123,7 @@ class BusReader:
         self.streams = (stream,) if stream else streams.BUS_STREAMS
 
     async def all(
-        self, subject: str = "feedeater.>", *, expect: int | None = None, timeout: float = 10
+        self, subject: str = "feedeater.>", *, expect: int | None = None, timeout: float = WAIT_S
     ) -> list[dict[str, Any]]:
         """Every message on `subject`, stream by stream (the shared one first), each in stream order, with
         its Nats-Msg-Id under `_msg_id` (headers under `_headers`, the stream under `_stream`, the time
@@ -177,7 +181,7 @@ class BusReader:
 async def until(
     probe: Callable[[], Awaitable[Any]],
     *,
-    timeout: float = 30,
+    timeout: float = WAIT_S,
     interval: float = 0.2,
     what: str = "condition",
 ) -> Any:
@@ -283,7 +287,7 @@ class HostProcess:
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(timeout=15)
+                self.proc.wait(timeout=WAIT_S)  # a graceful stop takes 15-20 s at load 25
             except subprocess.TimeoutExpired:
                 self.kill()
 

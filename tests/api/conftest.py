@@ -20,7 +20,7 @@ from host import tokens
 from host.runtime import Host
 from host.services import EmbeddedPostgres
 from tests.feedserver import FeedServer
-from tests.services import fresh_database, make_host, until
+from tests.services import WAIT_S, fresh_database, make_host, until
 
 
 @dataclass
@@ -55,7 +55,7 @@ async def running(
     await h.open(connect_bus=False)
     stop = asyncio.Event()
     task = asyncio.create_task(h.run(stop))
-    await until(lambda: _served(h, task), timeout=60, what="the host serves HTTP")
+    await until(lambda: _served(h, task), what="the host serves HTTP")
     return h, stop, task
 
 
@@ -67,7 +67,7 @@ async def _served(h: Host, task: asyncio.Task[None]) -> bool:
 
 async def stopped(h: Host, stop: asyncio.Event, task: asyncio.Task[None]) -> None:
     stop.set()
-    await asyncio.wait_for(task, timeout=60)
+    await asyncio.wait_for(task, timeout=WAIT_S)
     await h.close()
 
 

@@ -102,7 +102,7 @@ async def test_every_operation_keeps_its_openapi_promises(api: Api, seeded: int,
     text = out.decode(errors="replace")
     assert proc.returncode == 0, text[-12000:]
     # the seeded feed may have been deleted by a generated DELETE; the host must still answer
-    await until(lambda: _healthy(api), timeout=10, what="the host still answers")
+    await until(lambda: _healthy(api), what="the host still answers")
 
 
 async def _healthy(api: Api) -> bool:

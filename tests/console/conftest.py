@@ -68,13 +68,13 @@ async def console(
         task = asyncio.create_task(host.run(stop))
         with FeedServer() as feeds:
             console = Console(f"http://127.0.0.1:{port}", host, host.require_pool(), feeds)
-            await until(lambda: _up(console.url), what="the console answering", timeout=60)
+            await until(lambda: _up(console.url), what="the console answering")
             try:
                 yield console
             finally:
                 stop.set()
                 with contextlib.suppress(asyncio.CancelledError):
-                    await asyncio.wait_for(task, 30)
+                    await asyncio.wait_for(task, 120)
                 await host.close()
 
 
@@ -128,7 +128,7 @@ class Watched:
 async def page(browser: Any, console: Console) -> AsyncIterator[Any]:
     """A fresh browser context (own cookies) and page on the console, watched for dialogs and errors."""
     context = await browser.new_context(base_url=console.url, viewport={"width": 1280, "height": 860})
-    context.set_default_timeout(15_000)
+    context.set_default_timeout(60_000)  # generous: a busy machine renders slowly
     p = await context.new_page()
     watched = Watched()
 

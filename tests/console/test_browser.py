@@ -81,7 +81,7 @@ async def _until_polled(page: Any, console: Console, feed_id: int) -> None:
             await console.pool.fetchval("SELECT count(*) FROM mod_rss.entries WHERE feed_id = $1", feed_id)
         )
 
-    await until(polled, what=f"feed {feed_id} polled", timeout=60)
+    await until(polled, what=f"feed {feed_id} polled")
     await page.reload()
 
 

@@ -84,7 +84,7 @@ async def articles(host: Host, n: int) -> list[dict[str, object]]:
         rows = await host.require_pool().fetch("SELECT * FROM mod_digest.articles ORDER BY id")
         return [dict(r) for r in rows] if len(rows) >= n else None
 
-    result: list[dict[str, object]] = await until(enough, timeout=60, what=f"{n} articles taken in")
+    result: list[dict[str, object]] = await until(enough, what=f"{n} articles taken in")
     return result
 
 
@@ -213,5 +213,5 @@ async def test_a_malformed_event_is_dead_lettered_with_its_reason_and_does_not_b
         dead = await BusReader(host.js, stream=DLQ_STREAM).all("feedeater.dlq.digest.created")
         return [d for d in dead if d["_headers"].get("Feedeater-Event-Id") == bad_id]
 
-    dead = await until(parked, timeout=60, what="malformed event dead-lettered")
+    dead = await until(parked, what="malformed event dead-lettered")
     assert "MalformedEvent: message.id is not a UUID: 'not-a-uuid'" in dead[0]["_headers"][ERROR_HEADER]

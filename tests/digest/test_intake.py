@@ -134,7 +134,7 @@ async def test_a_copy_that_waited_for_the_dedup_lock_matches_the_article_committ
                 return (await ingest(two, copy)).disposition
 
         waiting = asyncio.create_task(second())
-        deadline = asyncio.get_running_loop().time() + 30
+        deadline = asyncio.get_running_loop().time() + 120
         while not await pool.fetchval(
             "SELECT count(*) FROM pg_locks WHERE pid = $1 AND locktype = 'advisory' AND NOT granted",
             two.get_server_pid(),

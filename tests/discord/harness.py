@@ -60,7 +60,7 @@ class Rig:
             done = any(r["kind"] == "followup" or r.get("type") == 4 for r in got)
             return got if done else None
 
-        return await until(final, timeout=60, what=f"the reply to /feed {sub}")
+        return await until(final, what=f"the reply to /feed {sub}")
 
     async def has_posted(self, channel_id: int, n: int) -> bool:
         return len(self.stub.posted(channel_id)) >= n
@@ -72,7 +72,7 @@ class Rig:
         """Start a host and wait until its bot is on the gateway with the /feed command registered."""
         host = self.start_host(name, **extra)
         await self.stub.connected()
-        await until(self.commands_registered, timeout=60, what="the /feed command registered")
+        await until(self.commands_registered, what="the /feed command registered")
         return host
 
     async def poll_now(self) -> None:
@@ -80,7 +80,7 @@ class Rig:
         flight (a just-added feed's first poll): one finishing after the UPDATE would push its feed back."""
         idle = """SELECT count(*) = 0 FROM mod_rss.poll_state
                   WHERE last_polled_at IS NULL OR lease_until > now()"""
-        await until(lambda: self.pool.fetchval(idle), timeout=60, what="every feed polled, none in flight")
+        await until(lambda: self.pool.fetchval(idle), what="every feed polled, none in flight")
         await self.pool.execute("UPDATE mod_rss.poll_state SET next_poll_at = now()")
 
     async def posted_titles(self, channel_id: int) -> list[str]:

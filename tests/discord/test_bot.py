@@ -39,7 +39,7 @@ async def test_add_posts_a_preview_then_new_entries_from_the_bus(
         assert reply_text(replies).startswith("Feed added: **Stub News** (ID: "), reply_text(replies)
 
         # The 3 most recent items as a preview, oldest first; the older 3 are never posted.
-        await until(lambda: r.has_posted(GENERAL, 3), what="the preview", timeout=60)
+        await until(lambda: r.has_posted(GENERAL, 3), what="the preview")
         assert await r.posted_titles(GENERAL) == ["Item 3", "Item 4", "Item 5"]
 
         # Discord asks the bot to reconnect (op 7); a command sent while it is away is replayed when it

@@ -64,7 +64,7 @@ async def test_killed_mid_posting_nothing_is_posted_twice_or_lost(
 ) -> None:
     async with rig(tmp_path, database_url, nats_url, bucket_limit=2, bucket_window=1.0) as r:
         await start(r, "/f/a", 3)
-        await until(lambda: r.has_posted(GENERAL, 3), timeout=60, what="the preview")
+        await until(lambda: r.has_posted(GENERAL, 3), what="the preview")
         r.feeds.route("/f/a", Route(body=rss(items(40), title="Feed /f/a")))
         await r.poll_now()
         await until(lambda: r.has_posted(GENERAL, 12), timeout=120, what="posting under way")
@@ -99,12 +99,12 @@ async def test_deleted_channel_pauses_and_a_gone_feed_is_announced_once(
         r.feeds.route("/f/gone", Route(status=410, body=b"gone"))
         await r.poll_now()
         paused = "SELECT paused_reason FROM mod_discord.subscriptions WHERE id = $1"
-        await until(lambda: r.pool.fetchval(paused, news), timeout=90, what="the subscription paused")
+        await until(lambda: r.pool.fetchval(paused, news), what="the subscription paused")
         assert await r.pool.fetchval(paused, news) == "was deleted"
-        await until(lambda: r.pool.fetchval(paused, alerts), timeout=90, what="the other one paused")
+        await until(lambda: r.pool.fetchval(paused, alerts), what="the other one paused")
         assert await r.pool.fetchval(paused, alerts) == "refuses our posts (Missing Permissions)"
         notice = "answers 410 Gone"
-        await until(lambda: _notices(r, notice, 1), timeout=90, what="the 410 notice")
+        await until(lambda: _notices(r, notice, 1), what="the 410 notice")
 
         # Later rounds: Discord refuses one item for good (400 Invalid Form Body): it is skipped, not
         # retried every round; the next items still go out. Each round also looks for gone feeds again:
@@ -113,10 +113,10 @@ async def test_deleted_channel_pauses_and_a_gone_feed_is_announced_once(
         r.stub.refused.add("Item 1")
         r.feeds.route("/f/live", Route(body=rss(items(3), title="Feed /f/live")))
         await r.poll_now()
-        await until(lambda: _live(r, ["Item 0", "Item 2"]), timeout=90, what="the live feed's items")
+        await until(lambda: _live(r, ["Item 0", "Item 2"]), what="the live feed's items")
         r.feeds.route("/f/live", Route(body=rss(items(4), title="Feed /f/live")))
         await r.poll_now()  # Item 3 goes out in a round that starts after Item 2's round ended
-        await until(lambda: _live(r, ["Item 0", "Item 2", "Item 3"]), timeout=90, what="another round")
+        await until(lambda: _live(r, ["Item 0", "Item 2", "Item 3"]), what="another round")
         assert await _notices(r, notice, 1)
         assert len([q for q in r.stub.requests if q.path == f"/channels/{NEWS}/messages"]) == tries
         refused = [q for q in r.stub.requests if q.status == 400]
@@ -138,7 +138,7 @@ async def test_deleted_channel_pauses_and_a_gone_feed_is_announced_once(
         text = reply_text(await r.command(MANAGER_USER, "add", again))
         assert text == f"Feed already here, resumed: **Feed /f/alerts** (ID: {alerts})"
         assert await r.pool.fetchval(paused, alerts) is None
-        await until(lambda: r.has_posted(ALERTS, 3), timeout=90, what="the waiting items after the resume")
+        await until(lambda: r.has_posted(ALERTS, 3), what="the waiting items after the resume")
         assert await r.posted_titles(ALERTS) == titles(3)  # no second preview, nothing twice
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from datetime import timedelta
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from host.runtime import Host
 from host.services import EmbeddedNats, EmbeddedPostgres
 from modules.rss import store
 from tests.feedserver import FeedServer, Item, Route, ago, rss
-from tests.services import assert_exactly_once, make_host, pending_events, reset_stream, until
+from tests.services import WAIT_S, assert_exactly_once, make_host, pending_events, reset_stream, until
 
 FAST = {"per_host_concurrency": "50", "parse_workers": "0", "lease_seconds": "30"}
 BASE = ago(hours=20)
@@ -56,12 +57,14 @@ async def test_nats_outage_during_polls_delivers_every_event_once_in_order(
     pool = host.require_pool()
     try:
         with FeedServer() as server:
+            nats_down = threading.Event()  # the answers wait for it: the fetches are in flight, not done
             for i in range(6):
-                server.route(f"/f/{i}", Route(body=rss(items(i, 3)), delay_s=1.0))
+                server.route(f"/f/{i}", Route(body=rss(items(i, 3)), hold_until=nats_down.is_set))
             await add_feeds(pool, server, 6)
             job = asyncio.create_task(host.run_job_once("rss.poll"))
             await until(lambda: in_flight(server, [f"/f/{i}" for i in range(6)]), what="fetches started")
             own_nats.stop()  # NATS dies while the fetches are in flight
+            nats_down.set()
             result = await job
             assert result.status == "ok" and result.metrics["new"] == 18
             for i in range(
@@ -80,7 +83,7 @@ async def test_nats_outage_during_polls_delivers_every_event_once_in_order(
     finally:
         stop.set()
         for t in relay_tasks:
-            await asyncio.wait_for(t, 15)
+            await asyncio.wait_for(t, WAIT_S)
         await host.close()
 
 
@@ -96,8 +99,10 @@ async def test_postgres_restart_during_a_poll_leaves_no_half_written_feed(
     slow = [f"/f/{i}" for i in range(3, 6)]
     try:
         with FeedServer() as server:
+            pg_down = threading.Event()  # the slow feeds are answered only once PostgreSQL is gone
             for i in range(6):
-                server.route(f"/f/{i}", Route(body=rss(items(i, 4)), delay_s=3.0 if i >= 3 else 0.0))
+                hold = pg_down.is_set if i >= 3 else None
+                server.route(f"/f/{i}", Route(body=rss(items(i, 4)), hold_until=hold))
             feeds = await add_feeds(pool, server, 6)
             job = asyncio.create_task(host.run_job_once("rss.poll"))
 
@@ -109,7 +114,8 @@ async def test_postgres_restart_during_a_poll_leaves_no_half_written_feed(
 
             await until(fast_done_slow_in_flight, what="fast feeds stored, slow ones in flight")
             await asyncio.to_thread(own_pg.stop)  # fast shutdown: every connection is cut
-            result = await asyncio.wait_for(job, 60)  # the job ends (cleanly), it does not hang or crash
+            pg_down.set()
+            result = await asyncio.wait_for(job, WAIT_S)  # the job ends (cleanly), it does not hang or crash
             assert result.status == "failed" or result.metrics.get("aborted") == 3, result
             await asyncio.to_thread(own_pg.start)
             # No half-written feed: each feed has all of its entries and events, or none of them.

@@ -111,9 +111,10 @@ def test_run_serves_health_and_metrics_then_stops_on_sigterm(cli_env: dict[str, 
         assert "feedeater_outbox_pending" in metrics
     finally:
         proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=120)  # generous: a loaded machine stops slowly
     assert proc.returncode == 0, err
     assert "Traceback" not in err
+    assert "stopped in" in err  # the stop went through Host.close and said what each step took
 
 
 def test_port_taken_is_one_clear_line(cli_env: dict[str, str]) -> None:
@@ -124,7 +125,8 @@ def test_port_taken_is_one_clear_line(cli_env: dict[str, str]) -> None:
     assert_one_line_error(res, "cannot serve", "FEEDEATER_HTTP_PORT")
 
 
-def _get_when_up(url: str, timeout: float = 30) -> str:
+def _get_when_up(url: str, timeout: float = 300) -> str:
+    """The body once the URL answers 200; generous: `feedeater run` takes minutes to start at load 20."""
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -250,7 +252,7 @@ def test_bus_tail_prints_one_line_per_event(cli_env: dict[str, str], nats_url: s
     async def publish_until_done() -> None:
         nc = await nats.connect(nats_url)
         try:
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + 300  # the command's imports take a while on a busy machine
             while proc.poll() is None and time.monotonic() < deadline:
                 await nc.publish("feedeater.rss.messageCreated", json.dumps(event).encode())
                 await nc.publish("feedeater.example.entrySeen", json.dumps(module_event).encode())
@@ -259,7 +261,7 @@ def test_bus_tail_prints_one_line_per_event(cli_env: dict[str, str], nats_url: s
             await nc.close()
 
     asyncio.run(publish_until_done())
-    out, err = proc.communicate(timeout=30)
+    out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     lines = out.splitlines()
     assert len(lines) == 2

@@ -4,6 +4,7 @@ lag), supervised services (restart with backoff, state recorded)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import uuid
 from collections.abc import Awaitable, Callable
@@ -248,6 +249,35 @@ async def test_a_crashing_service_is_restarted_and_its_state_recorded(host: Host
         await supervisor.stop()
     row = await host.require_pool().fetchrow("SELECT state FROM host.service_state WHERE name = 'gateway'")
     assert row["state"] == "stopped"
+
+
+async def test_a_stop_ends_even_when_units_lose_or_convert_their_cancellation(host: Host) -> None:
+    """`feedeater run` hung at shutdown (seen under load): a subscription's cancel was consumed inside
+    nats-py (a lost cancel in Python 3.11's wait_for, a CancelledError turned into ConnectionClosedError),
+    so the supervisor took it for a failure, restarted the unit after its backoff and waited for it forever.
+    A stopping supervisor restarts nothing and cancels again until each unit has ended."""
+    running = {"swallows": asyncio.Event(), "converts": asyncio.Event()}
+
+    async def swallows() -> None:
+        running["swallows"].set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.sleep(3600)  # the cancel is lost here
+        await asyncio.sleep(3600)  # and the unit carries on
+
+    async def converts() -> None:
+        running["converts"].set()
+        try:
+            await asyncio.sleep(3600)
+        finally:
+            raise ConnectionError("connection closed")  # cleanup turns the cancel into an error
+
+    supervisor = Supervisor(host.require_pool(), "test-host")
+    units = [supervisor.add(Unit("demo", name, "subscription")) for name in running]
+    for unit, run in zip(units, (swallows, converts), strict=True):
+        supervisor.start(unit, run)
+    await asyncio.wait_for(asyncio.gather(*(e.wait() for e in running.values())), timeout=60)
+    await asyncio.wait_for(supervisor.stop(), timeout=120)
+    assert [(u.state, u.restarts) for u in units] == [("stopped", 0), ("stopped", 0)]
 
 
 async def test_settings_restart_a_service_and_wake_an_idle_one(host: Host) -> None:

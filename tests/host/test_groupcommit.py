@@ -37,7 +37,7 @@ async def test_concurrent_writers_commit_together(pool: asyncpg.Pool) -> None:
 
 async def test_a_lone_writer_is_not_held_back(pool: asyncpg.Pool) -> None:
     commits = GroupCommit(pool, mark)
-    await asyncio.wait_for(commits.submit(1), timeout=5)
+    await asyncio.wait_for(commits.submit(1), timeout=60)  # bounded: held back would mean forever
     await commits.submit(2)  # a later writer starts a new group once the first is done
     assert len({r["txid"] for r in await pool.fetch("SELECT txid FROM marks")}) == 2
 

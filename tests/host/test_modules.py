@@ -160,7 +160,7 @@ async def test_a_run_cancelled_by_shutdown_is_recorded_not_left_running(host) ->
         await asyncio.sleep(3600)
 
     task = asyncio.create_task(run_job(ctx, Job("slow", slow, "1m"), trigger="schedule"))
-    await asyncio.wait_for(started.wait(), 10)
+    await asyncio.wait_for(started.wait(), 60)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

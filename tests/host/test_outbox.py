@@ -18,7 +18,7 @@ from host.errors import UserError
 from host.events import Event, stable_uuid
 from host.services import EmbeddedNats
 from host.streams import SHARED as STREAM
-from tests.services import BusReader, make_host, reset_stream
+from tests.services import WAIT_S, BusReader, make_host, reset_stream
 
 
 def ev(n: int, module: str = "test") -> Event:
@@ -92,14 +92,14 @@ async def test_events_wait_out_a_nats_outage_and_arrive_once_in_order(
         await asyncio.sleep(1.0)
         assert await _pending(h.require_pool()) == 50  # nothing lost, nothing marked while down
         own_nats.start()  # same port, same store
-        await _until(lambda: _pending(h.require_pool()), 0, timeout=30)
+        await _until(lambda: _pending(h.require_pool()), 0)
         assert h.js is not None
         got = await BusReader(h.js).all(expect=60)
         assert [m["n"] for m in got] == list(range(60))
     finally:
         stop.set()
         relay.wake()
-        await asyncio.wait_for(task, 10)
+        await asyncio.wait_for(task, WAIT_S)
         await h.close()
 
 
@@ -108,7 +108,7 @@ async def _pending(pool: asyncpg.Pool) -> int:
         return (await outbox.status(conn)).pending
 
 
-async def _until(probe, want: int, timeout: float = 10) -> None:  # type: ignore[no-untyped-def]
+async def _until(probe, want: int, timeout: float = WAIT_S) -> None:  # type: ignore[no-untyped-def]
     deadline = asyncio.get_running_loop().time() + timeout
     while (got := await probe()) != want:
         assert asyncio.get_running_loop().time() < deadline, f"still {got}, wanted {want}"

@@ -450,7 +450,11 @@ async def test_untrusted_certificate_is_a_tls_error(tmp_path: Path) -> None:
 
 
 async def test_per_host_limit_while_other_hosts_proceed(feed_server: FeedServer) -> None:
-    feed_server.route("/slow", Route(body=FEED, delay_s=0.25))
+    # Answers wait until both hosts have two requests in flight (had one host held up the other, that
+    # would never happen: 503s); the delay then gives a third request per host time to show up.
+    feed_server.route(
+        "/slow", Route(body=FEED, delay_s=0.25, hold_until=lambda: feed_server.peak_concurrency() >= 4)
+    )
     urls = [feed_server.url("/slow", host=h) for h in ("127.0.0.1", "localhost") for _ in range(6)]
     async with fetcher(per_host_limit=2) as f:
         results = await asyncio.gather(*(f.fetch(u) for u in urls))
@@ -462,7 +466,10 @@ async def test_per_host_limit_while_other_hosts_proceed(feed_server: FeedServer)
 
 
 async def test_global_limit(feed_server: FeedServer) -> None:
-    feed_server.route("/slow", Route(body=FEED, delay_s=0.2))
+    # Three in flight before any answer (a fixed delay alone left them apart on a busy machine).
+    feed_server.route(
+        "/slow", Route(body=FEED, delay_s=0.2, hold_until=lambda: feed_server.peak_concurrency() >= 3)
+    )
     urls = [feed_server.url("/slow", host=h) for h in ("127.0.0.1", "localhost") for _ in range(4)]
     async with fetcher(global_limit=3, per_host_limit=2) as f:
         results = await asyncio.gather(*(f.fetch(u) for u in urls))

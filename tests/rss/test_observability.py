@@ -298,7 +298,8 @@ async def test_fetches_in_flight_when_a_host_circuit_opens_do_not_count_as_faile
     feed_server: FeedServer,
 ) -> None:
     params = BreakerParams(failures=2, window=2, cooldown_s=60, max_cooldown_s=600)
-    feed_server.route("/slow", Route(status=503, delay_s=0.3))  # all four are in flight together
+    # All four are in flight together: none is answered before the fourth arrives.
+    feed_server.route("/slow", Route(status=503, hold_until=lambda: feed_server.peak_concurrency() >= 4))
     async with Fetcher(
         user_agent="t", allow_private_networks=True, per_host_limit=10, host_circuit=params, clock=lambda: 0.0
     ) as fetcher:

@@ -97,7 +97,7 @@ class Push:
                 return False
             return (row or {"state": None})["state"] == state and (row or True)
 
-        return await until(probe, timeout=30, what=f"subscription {state}")  # type: ignore[no-any-return]
+        return await until(probe, what=f"subscription {state}")  # type: ignore[no-any-return]
 
     async def publish(self, topic: str, body: bytes, **kw: Any) -> list[tuple[int, bytes]]:
         return await asyncio.to_thread(self.hub.publish, topic, body, **kw)
