@@ -671,7 +671,7 @@ async def cmd_dlq(host: Host, args: argparse.Namespace) -> int:
         done: list[dict[str, Any]] = []
         for seq in seqs:
             try:
-                letter, handled = await dlq.replay(host, js, seq)
+                letter, handled = await dlq.replay(js, seq, host.specs, host.context)
             except UserError as exc:
                 if args.seq is not None:
                     raise

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from nats.js import JetStreamContext
     from nats.js.api import RawStreamMsg
 
-    from host.runtime import Host
+    from host.module import ModuleContext, ModuleSpec
 
 PREFIX = "feedeater.dlq"
 
@@ -138,16 +139,22 @@ async def purge(js: JetStreamContext, subject: str) -> int:
     return n
 
 
-async def replay(host: Host, js: JetStreamContext, seq: int) -> tuple[DeadLetter, bool]:
+async def replay(
+    js: JetStreamContext,
+    seq: int,
+    specs: Mapping[str, ModuleSpec],
+    context: Callable[[str], Awaitable[ModuleContext]],
+) -> tuple[DeadLetter, bool]:
     """Hand dead letter `seq` to its subscription's handler again (exactly once, see the module doc) and
     delete it; returns it and whether it was handled now (False: it had been processed already).
-    A handler that raises again leaves it where it is (UserError with the reason)."""
+    A handler that raises again leaves it where it is (UserError with the reason). `specs` are the
+    installed modules, `context(name)` sets one up (Host.context)."""
     from host import consumers, module
     from host.module import ReceivedEvent
     from host.supervise import Unit
 
     letter = await get(js, seq)
-    spec = module.get(host.specs, letter.module)
+    spec = module.get(specs, letter.module)
     sub = next((s for s in spec.manifest.subscriptions if s.name == letter.subscription), None)
     if sub is None:
         raise UserError(
@@ -156,7 +163,7 @@ async def replay(host: Host, js: JetStreamContext, seq: int) -> tuple[DeadLetter
         )
     if not isinstance(letter.payload, dict):
         raise UserError(f"dead letter {seq} is not a JSON object: no handler can take it", "purge it")
-    ctx = await host.context(letter.module)
+    ctx = await context(letter.module)
     event = ReceivedEvent(
         letter.event_id, letter.subject, letter.payload, letter.deliveries + 1, letter.dead_at
     )

@@ -499,7 +499,7 @@ class Host:
             bind_host=self.config.http_host,
             public_hosts=self.config.public_hosts,
             trusted_proxies=self.config.trusted_proxies,
-            host_routers=[web_dlq.build(self)],
+            host_routers=[web_dlq.build(lambda: self.js, self.specs, self.context)],
         )
         await console_app.mount(app, self, [(ctx, r) for ctx, r in mounted if r.pages])
         self.http_app = app

@@ -144,5 +144,5 @@ async def load(host: Host) -> Overview:
         polls_per_minute=per_minute(polls),
         hosts=hosts,
         skipped=dict(sorted(host.skipped.items())),
-        dead_letters=await dlq.count(host.js) if host.js is not None else None,
+        dead_letters=await dlq.count(nc.jetstream()) if nc is not None and nc.is_connected else None,
     )

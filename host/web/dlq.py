@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Path, Query
@@ -12,19 +13,25 @@ from host.web.errors import ERROR_RESPONSES, HttpError, not_found
 if TYPE_CHECKING:
     from nats.js import JetStreamContext
 
-    from host.runtime import Host
+    from host.module import ModuleContext, ModuleSpec
 
 NAME = r"^[a-z][a-z0-9_]*$"
 SEQ = Path(ge=1, le=2**53, description="the dead letter's `seq` (from the list)")
 
 
-def build(host: Host) -> APIRouter:
+def build(
+    js: Callable[[], JetStreamContext | None],
+    specs: Mapping[str, ModuleSpec],
+    context: Callable[[str], Awaitable[ModuleContext]],
+) -> APIRouter:
+    """`js()`: the host's JetStream once attached; `specs` and `context` as host.dlq.replay takes them."""
     router = APIRouter(responses=ERROR_RESPONSES)
 
     def bus() -> JetStreamContext:
-        if host.js is None:
+        attached = js()
+        if attached is None:
             raise HttpError(503, "the bus is not attached yet", "retry in a moment; /healthz says why")
-        return host.js
+        return attached
 
     @router.get("/dlq", summary="Dead letters, oldest first (per module and subscription, with the reason)")
     async def list_dead_letters(
@@ -47,7 +54,7 @@ def build(host: Host) -> APIRouter:
     async def replay_dead_letter(seq: int = SEQ) -> dict[str, Any]:
         js = bus()
         await _get(js, seq)
-        letter, handled = await dlq.replay(host, js, seq)
+        letter, handled = await dlq.replay(js, seq, specs, context)
         return {"seq": seq, "event_id": letter.event_id, "handled": handled}
 
     @router.delete("/dlq/{seq}", summary="Delete one dead letter for good")
