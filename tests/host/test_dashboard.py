@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import asyncpg
@@ -46,14 +46,11 @@ def served(exposition: str) -> dict[str, set[str] | None]:
 
 
 async def test_every_dashboard_metric_exists_on_a_running_host(
-    tmp_path: Path, database_url: str, nats_url: str
+    database_url: str, host_process: Callable[..., HostProcess]
 ) -> None:
     with FeedServer() as feeds, OtlpCollector() as collector:
         feeds.route("/feed", Route(body=rss([("a", "A", ago(hours=1), "x")]), encoding="gzip"))
-        proc = HostProcess(  # FEEDEATER_HTTP_PORT=0: the banner names the port the system picked
-            tmp_path / "home",
-            database_url,
-            nats_url,
+        proc = host_process(  # FEEDEATER_HTTP_PORT=0: the banner names the port the system picked
             "dash",
             FEEDEATER_JOB_RSS_POLL="1s",
             OTEL_EXPORTER_OTLP_ENDPOINT=collector.url,
