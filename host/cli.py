@@ -378,10 +378,16 @@ async def _remove_module(host: Host, args: argparse.Namespace) -> int:
     name = args.name
     if name == "host":
         raise UserError("the host cannot be removed", "remove a module instead")
+    if name in host.specs:  # a running host would re-create its consumers and handle everything again
+        raise UserError(
+            f"module {name} is still installed",
+            f"uninstall its distribution first (pip uninstall …), then remove it; "
+            f"`feedeater modules disable {name}` stops it at the hosts' next start",
+        )
     await host.open()
     assert host.js is not None
     pool = host.require_pool()
-    installed = name in host.specs or name in host.skipped
+    installed = name in host.skipped  # installed but broken: it cannot run, and stays disabled
     if not installed and not await removal.known(pool, name):
         raise UserError(f"no module {name!r} is installed or has data here", "see `feedeater modules list`")
     what = "its settings, job runs, consumers and dead letters" + (
@@ -407,10 +413,7 @@ def _removed_text(d: dict[str, Any]) -> str:
         + (f"; schema mod_{d['name']} dropped" if d["schema_dropped"] else "")
     ]
     if d["still_installed"]:
-        lines.append(
-            f"its distribution is still installed: it stays disabled until you uninstall it (pip uninstall …); "
-            f"{RESTART_NOTE}"
-        )
+        lines.append("its broken distribution is still installed: it stays disabled until you uninstall it")
     return "\n".join(lines)
 
 

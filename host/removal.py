@@ -30,7 +30,7 @@ class Removed:
     consumers: list[str] = field(default_factory=list)  # "<stream>/<durable>"
     dead_letters: int = 0
     schema_dropped: bool = False
-    still_installed: bool = False  # kept disabled: its distribution must be uninstalled too
+    still_installed: bool = False  # a broken plugin still installed: kept disabled
 
 
 def owns_consumer(durable: str, name: str, others: Collection[str]) -> bool:
@@ -75,7 +75,7 @@ async def remove_rows(
         deletes["migrations"] = "DELETE FROM public.feedeater_migrations WHERE scope = $1"
     for table, sql in deletes.items():
         result.rows[table] = int((await conn.execute(sql, name)).split()[-1])
-    if installed:  # still installed: it stays off until its distribution is uninstalled
+    if installed:  # a broken plugin still installed: it stays off until its distribution is uninstalled
         await conn.execute(
             """INSERT INTO host.modules (name, enabled) VALUES ($1, false)
                ON CONFLICT (name) DO UPDATE SET enabled = false, updated_at = now()""",

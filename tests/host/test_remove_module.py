@@ -108,3 +108,5 @@ async def test_an_uninstalled_module_leaves_status_and_remove_deletes_what_was_k
 
     code, _, err = await asyncio.to_thread(cli, "modules", "remove", "example", "--yes")
     assert code == 2 and "no module 'example' is installed or has data here" in err
+    code, _, err = await asyncio.to_thread(cli, "modules", "remove", "rss", "--yes")
+    assert code == 2 and "module rss is still installed" in err
