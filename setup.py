@@ -18,5 +18,5 @@ setup(
     packages=[*find_namespace_packages(include=["host", "host.*", "modules", "modules.*"]), *MIGRATIONS],
     package_dir={"feedeater_migrations": "migrations"},
     # Migrations, and the web console's templates and static files (host/console, each module's console).
-    package_data={"": ["*.sql", "*.html", "*.css", "*.js"]},
+    package_data={"": ["*.sql", "*.html", "*.css", "*.js", "py.typed"]},
 )

@@ -103,7 +103,15 @@ async def cmd_services(host: Host, args: argparse.Namespace) -> int:
 
 async def cmd_migrate(host: Host, args: argparse.Namespace) -> int:
     await host.open(with_bus=False)
-    emit(args, {"ok": True}, lambda _d: "migrations are up to date")
+    emit(
+        args,
+        {"ok": True, "applied": host.applied_migrations},
+        lambda d: (
+            f"applied {len(d['applied'])} migrations: {', '.join(d['applied'])}"
+            if d["applied"]
+            else "migrations are up to date"
+        ),
+    )
     return 0
 
 
@@ -121,13 +129,16 @@ async def cmd_run(host: Host, args: argparse.Namespace) -> int:
     print(
         f"feedeater: data in {host.config.home}\n"
         f"  postgres: {_redacted(host.endpoints.database_url)}\n"
-        f"  nats:     {_redacted(host.endpoints.nats_url)}\n"
-        f"  console:  http://{host.config.http_host}:{host.config.http_port or '<free port>'}/\n"
-        f"  health:   http://{host.config.http_host}:{host.config.http_port or '<free port>'}/healthz"
-        " (and /metrics)",
+        f"  nats:     {_redacted(host.endpoints.nats_url)}",
         file=sys.stderr,
         flush=True,
     )
+
+    def serving(port: int) -> None:  # the real port, also when FEEDEATER_HTTP_PORT=0 let the system pick
+        base = f"http://{host.config.http_host}:{port}"
+        print(f"  console:  {base}/\n  health:   {base}/healthz (and /metrics)", file=sys.stderr, flush=True)
+
+    host.on_serving = serving
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -178,9 +189,13 @@ async def cmd_status(host: Host, args: argparse.Namespace) -> int:
                       updated_at > now() - interval '1 minute' AS live
                FROM host.service_state ORDER BY module, name, host_id"""
         )
+    dead = await _dead_letters(host)
     mods = [
         {"name": n, "enabled": await host.enabled(n), "version": s.manifest.version}
         for n, s in sorted(host.specs.items())
+    ] + [
+        {"name": n, "enabled": await host.enabled(n), "version": None, "skipped": why}
+        for n, why in sorted(host.skipped.items())
     ]
     data = {
         "home": str(host.config.home),
@@ -192,12 +207,31 @@ async def cmd_status(host: Host, args: argparse.Namespace) -> int:
             "oldest_pending_at": ob.oldest_pending_at,
             "stalled": [dataclasses.asdict(stalled) for stalled in ob.stalled],
         },
-        "last_runs": await _last_runs(host),
+        "dead_letters": dead,  # None: the bus was not reachable
+        # Only installed modules: an uninstalled one's last runs and unit rows are history, not status.
+        "last_runs": [r for r in await _last_runs(host) if r["module"] in host.specs],
         "hosts": hosts,
-        "units": [dict(r) for r in units],
+        "units": [dict(r) for r in units if r["module"] in host.specs],
     }
     emit(args, data, _status_text)
     return 0
+
+
+async def _dead_letters(host: Host) -> int | None:
+    """How many dead letters wait, if the bus answers (status never starts NATS for it)."""
+    from host import bus, dlq
+
+    url = host.config.nats_url or host.services.nats.status().url
+    if not url:
+        return None
+    try:
+        nc = await bus.connect(url, connect_timeout=2)
+    except UserError:
+        return None
+    try:
+        return await dlq.count(nc.jetstream())
+    finally:
+        await nc.close()
 
 
 def _services(host: Host) -> list[dict[str, Any]]:
@@ -238,9 +272,14 @@ def _status_text(d: dict[str, Any]) -> str:
         f" ({s['attempts']} attempts): {s['error']}"
         for s in d["outbox"]["stalled"]
     ]
+    if d["dead_letters"]:
+        lines.append(f"dead letters: {d['dead_letters']} (`feedeater bus dlq list`)")
     lines.append(
         "modules: "
-        + ", ".join(f"{m['name']} ({'enabled' if m['enabled'] else 'disabled'})" for m in d["modules"])
+        + ", ".join(
+            f"{m['name']} ({'skipped' if m.get('skipped') else 'enabled' if m['enabled'] else 'disabled'})"
+            for m in d["modules"]
+        )
     )
     lines += [
         f"job {r['module']}.{r['job']}: {r['status']} {textfmt.relative(r['started_at'])}"
@@ -276,13 +315,29 @@ def metrics_summary(metrics: Mapping[str, Any] | None, limit: int = 6) -> str:
 
 
 async def cmd_modules(host: Host, args: argparse.Namespace) -> int:
+    if args.action == "remove":
+        return await _remove_module(host, args)
     await host.open(with_bus=False)
     if args.action in ("enable", "disable"):
         await host.set_enabled(args.name, args.action == "enable")
+        replays = []
+        if args.action == "enable" and args.name in host.specs:
+            days = int((await host.resolved_settings("host"))["bus_max_age_days"])
+            replays = module.replay_plan(host.specs[args.name].manifest, days)
         emit(
             args,
-            {"name": args.name, "enabled": args.action == "enable", "restart_required": True},
-            lambda d: f"module {d['name']} {'enabled' if d['enabled'] else 'disabled'}; {RESTART_NOTE}",
+            {
+                "name": args.name,
+                "enabled": args.action == "enable",
+                "restart_required": True,
+                "replays": replays,
+            },
+            lambda d: "\n".join(
+                [
+                    f"module {d['name']} {'enabled' if d['enabled'] else 'disabled'}; {RESTART_NOTE}",
+                    *d["replays"],
+                ]
+            ),
         )
         return 0
     rows = [
@@ -297,16 +352,69 @@ async def cmd_modules(host: Host, args: argparse.Namespace) -> int:
             "events": list(s.manifest.events),
         }
         for n, s in sorted(host.specs.items())
+    ] + [
+        {"name": n, "version": None, "enabled": await host.enabled(n), "skipped": why}
+        for n, why in sorted(host.skipped.items())
     ]
     emit(
         args,
         rows,
         lambda d: table(
-            [(r["name"], r["version"], "yes" if r["enabled"] else "no", ", ".join(r["jobs"])) for r in d],
+            [
+                (r["name"], r["version"] or "-", "yes" if r["enabled"] else "no", "skipped: " + r["skipped"])
+                if r.get("skipped")
+                else (r["name"], r["version"], "yes" if r["enabled"] else "no", ", ".join(r["jobs"]))
+                for r in d
+            ],
             ["module", "version", "enabled", "jobs"],
         ),
     )
     return 0
+
+
+async def _remove_module(host: Host, args: argparse.Namespace) -> int:
+    from host import removal
+
+    name = args.name
+    if name == "host":
+        raise UserError("the host cannot be removed", "remove a module instead")
+    if name in host.specs:  # a running host would re-create its consumers and handle everything again
+        raise UserError(
+            f"module {name} is still installed",
+            f"uninstall its distribution first (pip uninstall …), then remove it; "
+            f"`feedeater modules disable {name}` stops it at the hosts' next start",
+        )
+    await host.open()
+    assert host.js is not None
+    pool = host.require_pool()
+    installed = name in host.skipped  # installed but broken: it cannot run, and stays disabled
+    if not installed and not await removal.known(pool, name):
+        raise UserError(f"no module {name!r} is installed or has data here", "see `feedeater modules list`")
+    what = "its settings, job runs, consumers and dead letters" + (
+        f", and its data (schema mod_{name}, contexts)"
+        if args.drop_data
+        else f" (its data in mod_{name} stays)"
+    )
+    if not args.yes and not _confirm(f"remove module {name}: {what}?"):
+        raise UserError("nothing removed", "answer y, or pass --yes")
+    result = removal.Removed(name, still_installed=installed)
+    async with pool.acquire() as conn, conn.transaction():
+        await removal.remove_rows(conn, name, installed=installed, drop_data=args.drop_data, result=result)
+    others = [n for n in (*host.specs, *host.skipped) if n != name]
+    await removal.remove_bus(host.js, name, others, result)
+    emit(args, dataclasses.asdict(result), _removed_text)
+    return 0
+
+
+def _removed_text(d: dict[str, Any]) -> str:
+    lines = [
+        f"module {d['name']} removed: {sum(d['rows'].values())} host rows, {len(d['consumers'])} bus consumers, "
+        f"{d['dead_letters']} dead letters"
+        + (f"; schema mod_{d['name']} dropped" if d["schema_dropped"] else "")
+    ]
+    if d["still_installed"]:
+        lines.append("its broken distribution is still installed: it stays disabled until you uninstall it")
+    return "\n".join(lines)
 
 
 async def cmd_settings(host: Host, args: argparse.Namespace) -> int:
@@ -510,12 +618,119 @@ async def cmd_bus_tail(host: Host, args: argparse.Namespace) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, done.set)
     await done.wait()
-    await nc.drain()
+    try:
+        await nc.drain()
+    except Exception:  # NATS went away (the host that started it stopped): nothing is left to drain
+        await nc.close()
     return 0
 
 
+async def cmd_dlq(host: Host, args: argparse.Namespace) -> int:
+    from host import dlq
+
+    subject = dlq.filter_subject(args.module, args.subscription)
+    if args.action in ("show",) and args.seq is None:
+        raise UserError(
+            f"bus dlq {args.action} needs a dead letter's seq", "list them: `feedeater bus dlq list`"
+        )
+    await host.open()
+    js = host.js
+    assert js is not None
+    if args.action == "list":
+        letters = await dlq.listing(js, subject, limit=args.limit)
+        total = await dlq.count(js, subject)
+        emit(
+            args,
+            [d.as_dict() for d in letters],
+            lambda rows: (
+                table(
+                    [
+                        (
+                            r["seq"],
+                            f"{r['module']}.{r['subscription']}",
+                            textfmt.relative(r["dead_at"]),
+                            r["deliveries"],
+                            r["event_id"],
+                            r["reason"],
+                        )
+                        for r in rows
+                    ],
+                    ["seq", "subscription", "died", "tries", "event", "reason"],
+                )
+                + (f"\n{total - len(rows)} more (--limit)" if total > len(rows) else "")
+                if rows
+                else nothing(host, "no dead letters", "every subscription handled what it was given")
+            ),
+        )
+    elif args.action == "show":
+        letter = await dlq.get(js, args.seq)
+        emit(args, letter.as_dict(payload=True), _dead_letter_text)
+    elif args.action == "replay":
+        seqs = (
+            [args.seq]
+            if args.seq is not None
+            else [d.seq for d in await dlq.listing(js, subject, limit=10**6)]
+        )
+        done: list[dict[str, Any]] = []
+        for seq in seqs:
+            try:
+                letter, handled = await dlq.replay(js, seq, host.specs, host.context)
+            except UserError as exc:
+                if args.seq is not None:
+                    raise
+                done.append({"seq": seq, "error": str(exc)})  # the others are still worth replaying
+                continue
+            done.append({"seq": seq, "event_id": letter.event_id, "handled": handled})
+        emit(args, done, _replayed_text)
+        return 1 if any("error" in r for r in done) else 0
+    else:
+        if args.seq is not None:
+            await dlq.get(js, args.seq)  # an unknown seq is an error, not a silent nothing
+            what, n = f"dead letter {args.seq}", 1
+        else:
+            what, n = f"{await dlq.count(js, subject)} dead letters on {subject}", None
+        if not args.yes and not _confirm(f"delete {what} for good?"):
+            raise UserError("nothing deleted", "answer y, or pass --yes")
+        if args.seq is not None:
+            await dlq.delete(js, args.seq)
+        else:
+            n = await dlq.purge(js, subject)
+        emit(args, {"deleted": n}, lambda d: f"deleted {d['deleted']} dead letters")
+    return 0
+
+
+def _replayed_text(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        f"dead letter {r['seq']}: "
+        + (
+            r["error"]
+            if "error" in r
+            else f"event {r['event_id']} " + ("handled" if r["handled"] else "had been processed already")
+        )
+        for r in rows
+    ]
+    return "\n".join(lines) or "no dead letters to replay"
+
+
+def _dead_letter_text(d: dict[str, Any]) -> str:
+    return (
+        f"dead letter {d['seq']}: {d['module']}.{d['subscription']} gave up after {d['deliveries']} deliveries"
+        f" {textfmt.relative(d['dead_at'])}\n"
+        f"  reason:  {d['reason']}\n  event:   {d['event_id']} on {d['subject']}\n"
+        f"  payload: {json.dumps(d['payload'], ensure_ascii=False)}"
+    )
+
+
+def _confirm(question: str) -> bool:
+    """Ask on a terminal; anything but y/yes (or no terminal) is no."""
+    if not sys.stdin.isatty():
+        return False
+    return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+
+
 def event_line(subject: str, body: Any) -> str:
-    """One event on one line: time, type, who/what it is about, subject (FeedEater wire format)."""
+    """One event on one line: time, source module, type, who/what it is about, subject (FeedEater wire
+    format)."""
     from host.events import describe
 
     if not isinstance(body, dict):
@@ -523,7 +738,8 @@ def event_line(subject: str, body: Any) -> str:
     at, kind, about = describe(body)
     # The date too: a message's createdAt is its entry's date, often days or years before it is published.
     when = f"{at[:10]} {at[11:16]}Z" if len(at) >= 16 else "-"
-    line = f"{when}  {kind:<15} {about}  [{subject}]"
+    source = subject.split(".")[1] if subject.count(".") >= 2 else "-"  # feedeater.<module>.<event>
+    line = f"{when}  {source:<8} {kind:<15} {about}  [{subject}]"
     columns = textfmt.terminal_columns()
     return textfmt.fit(line, None if columns is None else max(columns, 40))
 
@@ -765,9 +981,13 @@ def build_parser(specs: dict[str, module.ModuleSpec]) -> argparse.ArgumentParser
     add("migrate", cmd_migrate, "apply pending database migrations")
     add("run", cmd_run, "run the host: scheduler, outbox relay, /healthz and /metrics")
     add("status", cmd_status, "services, modules, outbox lag and last job runs")
-    p = add("modules", cmd_modules, "list, enable or disable modules")
-    p.add_argument("action", choices=["list", "enable", "disable"])
+    p = add("modules", cmd_modules, "list, enable, disable or remove modules")
+    p.add_argument("action", choices=["list", "enable", "disable", "remove"])
     p.add_argument("name", nargs="?")
+    p.add_argument("--yes", action="store_true", help="remove: without asking")
+    p.add_argument(
+        "--drop-data", action="store_true", help="remove: also drop its schema mod_<name> and its contexts"
+    )
     p = add("settings", cmd_settings, "read or change module settings")
     p.add_argument("action", choices=["get", "set", "reset"], help="reset: back to the default")
     p.add_argument("target", help="<module> or <module>.<key>")
@@ -775,10 +995,26 @@ def build_parser(specs: dict[str, module.ModuleSpec]) -> argparse.ArgumentParser
     p = add("jobs", cmd_jobs, "list jobs, or run one now in the foreground")
     p.add_argument("action", choices=["list", "run"])
     p.add_argument("job", nargs="?", help="<module>.<job>, e.g. rss.poll")
-    p = add("bus", cmd_bus_tail, "print live events from the bus, one line each (--json: whole events)")
-    p.add_argument("action", choices=["tail"])
+    bus_cmds = sub.add_parser("bus", help="the bus: live events (tail) and dead letters (dlq)")
+    bus_sub = bus_cmds.add_subparsers(dest="bus_action", required=True)
+    p = bus_sub.add_parser(
+        "tail", help="print live events from the bus, one line each (--json: whole events)"
+    )
+    p.set_defaults(handler=cmd_bus_tail)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("subject", nargs="?", default="feedeater.>")
     p.add_argument("--count", type=int, default=0, help="stop after N events")
+    p = bus_sub.add_parser(
+        "dlq", help="dead letters: events a subscription gave up on (list, show, replay, purge)"
+    )
+    p.set_defaults(handler=cmd_dlq)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("action", choices=["list", "show", "replay", "purge"])
+    p.add_argument("seq", nargs="?", type=int, help="show/replay/purge: one dead letter (its `seq`)")
+    p.add_argument("--module", default=None, help="list/replay/purge: only this module's")
+    p.add_argument("--subscription", default=None, help="only subscriptions of this name")
+    p.add_argument("--limit", type=int, default=100, help="list: at most this many (oldest first)")
+    p.add_argument("--yes", action="store_true", help="purge without asking")
     p = add("console", cmd_console, "web console: set the login password (stored as an argon2 hash)")
     p.add_argument("action", choices=["password"])
     p = add("contexts", cmd_contexts, "list contexts or show one")
@@ -803,17 +1039,24 @@ def build_parser(specs: dict[str, module.ModuleSpec]) -> argparse.ArgumentParser
         default="write",
         help="create: read (GET only) or write (everything; the default)",
     )
-    for spec in specs.values():
+    for name, spec in specs.items():
         if spec.cli is not None:
-            spec.cli(sub)
+            try:
+                spec.cli(sub)
+            except Exception as exc:  # a plugin's broken hook costs its own commands, not everyone's
+                print(f"feedeater: warning: module {name}'s commands are unavailable: {exc}", file=sys.stderr)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        parser = build_parser(module.discover())
+        skipped: dict[str, str] = {}
+        parser = build_parser(module.discover(skipped))
         args = parser.parse_args(argv)
-        if args.command == "modules" and args.action in ("enable", "disable") and not args.name:
+        if args.command != "run":  # `run` logs it (and says whether the module is disabled)
+            for name, reason in sorted(skipped.items()):
+                print(f"feedeater: warning: {module.skipped_line(name, reason)}", file=sys.stderr)
+        if args.command == "modules" and args.action in ("enable", "disable", "remove") and not args.name:
             parser.error(f"modules {args.action} needs a module name")
         # One-shot commands stay quiet unless asked; `run` logs at INFO.
         logs.setup(

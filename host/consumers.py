@@ -18,6 +18,7 @@ import contextlib
 import json
 import logging
 import time
+from datetime import UTC, datetime, timedelta
 from typing import cast
 
 import asyncpg
@@ -29,7 +30,14 @@ from prometheus_client import Counter, Gauge
 
 from host import streams
 from host.backoff import Backoff
-from host.module import BatchHandler, EventHandler, ModuleContext, ReceivedEvent, Subscription
+from host.module import (
+    BatchHandler,
+    EventHandler,
+    ModuleContext,
+    ReceivedEvent,
+    Subscription,
+    interval_seconds,
+)
 from host.supervise import Unit
 
 log = logging.getLogger("feedeater.consumers")
@@ -66,6 +74,16 @@ def dlq_subject(module: str, sub: Subscription) -> str:
     return f"feedeater.dlq.{module}.{sub.name}"
 
 
+def deliver_from(start: str, now: datetime) -> tuple[DeliverPolicy, datetime | None]:
+    """A new consumer's deliver policy (and start time) for Subscription.start (pure)."""
+    if start == "new":
+        return DeliverPolicy.NEW, None
+    seconds = interval_seconds(start)
+    if seconds is not None:
+        return DeliverPolicy.BY_START_TIME, now - timedelta(seconds=seconds)
+    return DeliverPolicy.ALL, None
+
+
 REDELIVERY = Backoff(2, 60)
 
 
@@ -97,13 +115,20 @@ class Consumer:
         self.streams = streams.streams_for(sub.subject, layout or streams.plan(()))
         self._pending: dict[str, int] = {}
 
-    def config(self) -> ConsumerConfig:
+    def config(self, existing: ConsumerConfig | None = None) -> ConsumerConfig:
+        """The declaration; an existing consumer keeps where it started (JetStream refuses to change it,
+        and a window's start time would move at every start)."""
+        if existing is not None:
+            policy, since = existing.deliver_policy or DeliverPolicy.ALL, existing.opt_start_time
+        else:
+            policy, since = deliver_from(self.sub.start, datetime.now(UTC))
         return ConsumerConfig(
             durable_name=self.durable,
             name=self.durable,
             filter_subject=self.sub.subject,
             ack_policy=AckPolicy.EXPLICIT,
-            deliver_policy=DeliverPolicy.ALL,
+            deliver_policy=policy,
+            opt_start_time=since,
             ack_wait=self.sub.ack_wait_seconds,
             max_deliver=-1,  # the limit is ours: failures of the handler, not outages, count (see module doc)
             max_ack_pending=1000,
@@ -125,17 +150,19 @@ class Consumer:
             raise failed.exceptions[0] from None
 
     async def _exists(self, stream: str) -> bool:
+        return await self._existing(stream) is not None
+
+    async def _existing(self, stream: str) -> ConsumerConfig | None:
         try:
-            await self.js.consumer_info(stream, self.durable)
+            return (await self.js.consumer_info(stream, self.durable)).config
         except NotFoundError:
-            return False
-        return True
+            return None
 
     async def _consume(self, stream: str, *, until_drained: bool = False) -> None:
         """Fetch and handle until cancelled; `until_drained`: until nothing is left, then delete the
         consumer (its subject moved to another stream, where this subscription reads on)."""
         if not until_drained:  # creates it, or updates a changed declaration
-            await self.js.add_consumer(stream, self.config())
+            await self.js.add_consumer(stream, self.config(await self._existing(stream)))
         psub = await self.js.pull_subscribe_bind(durable=self.durable, stream=stream)
         lag_at = 0.0
         try:
@@ -226,6 +253,11 @@ class Consumer:
             return
         (HANDLED if handled else SKIPPED).labels(self.name).inc()
         await msg.ack()
+
+    async def replay(self, event: ReceivedEvent) -> bool:
+        """A dead letter handed back (host/dlq.py): handled now unless its id was processed already (then
+        False); raises what the handler raises."""
+        return bool(await self._process([event]))
 
     async def _process(self, events: list[ReceivedEvent]) -> int:
         """Handle in one transaction with the processed-id records; how many were not processed before."""

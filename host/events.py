@@ -181,6 +181,8 @@ def describe(body: dict[str, Any]) -> tuple[str, str, str]:
     elif context is not None:
         at = str(body.get("createdAt", ""))
         about = f"{context.get('ownerModule', '')}:{context.get('sourceKey', '')} {context.get('summaryShort', '')}"
-    else:
-        at, about = "", json.dumps(body, ensure_ascii=False)
+    else:  # a module's own event: its createdAt, and the rest of it
+        at = str(body.get("createdAt", ""))
+        rest = {k: v for k, v in body.items() if k not in ("type", "createdAt")}
+        about = json.dumps(rest, ensure_ascii=False)
     return at, str(body.get("type", "?")), about

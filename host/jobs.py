@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import time
 import traceback
 from collections.abc import Mapping
@@ -17,15 +16,13 @@ from prometheus_client import Counter, Gauge, Histogram
 
 from host import progress, textfmt
 from host.errors import UserError
-from host.module import Job, ModuleContext
+from host.module import Job, ModuleContext, interval_seconds
 
 if TYPE_CHECKING:
     from apscheduler.triggers.base import BaseTrigger
 
 log = logging.getLogger("feedeater.jobs")
 
-_EVERY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)\s*$")
-_UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 JOB_RUNS = Counter("feedeater_job_runs_total", "Job runs", ["job", "status"])
 JOB_SECONDS = Histogram("feedeater_job_duration_seconds", "Job duration", ["job"])
@@ -50,9 +47,9 @@ def current_run_id() -> int | None:
 def describe_trigger(spec: str) -> str:
     """How a job trigger reads to a person: `every 5 min`, `daily at 03:17 UTC`, `hourly at :05`; any
     other crontab as written (weekday numbers mean different days to crontab and APScheduler)."""
-    match = _EVERY.match(spec)
-    if match:
-        return f"every {textfmt.duration(float(match[1]) * _UNIT[match[2]])}"
+    seconds = interval_seconds(spec)
+    if seconds is not None:
+        return f"every {textfmt.duration(seconds)}"
     fields = spec.split()
     if len(fields) == 5 and fields[0].isdigit() and fields[2:] == ["*", "*", "*"]:
         minute, hour = int(fields[0]), fields[1]
@@ -68,9 +65,8 @@ def parse_trigger(spec: str) -> BaseTrigger:
     from apscheduler.triggers.cron import CronTrigger  # only `run` needs the scheduler: keep the CLI light
     from apscheduler.triggers.interval import IntervalTrigger
 
-    match = _EVERY.match(spec)
-    if match:
-        seconds = float(match[1]) * _UNIT[match[2]]
+    seconds = interval_seconds(spec)
+    if seconds is not None:
         if seconds <= 0:
             raise UserError(f"job trigger {spec!r} must be positive", "use e.g. 60s, 5m, 1h")
         return IntervalTrigger(seconds=seconds, timezone="UTC")

@@ -40,6 +40,8 @@ T = TypeVar("T")
 ENTRY_POINT_GROUP = "feedeater.modules"
 RESERVED_NAMES = frozenset({"host", "dlq"})  # the host's own jobs/settings; the dead-letter subjects
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")  # a subject token, a schema suffix and a durable-name part
+_INTERVAL = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)\s*$")
+_UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 RETIRE_AFTER_S = 120.0  # ModuleContext.retire: how long a replaced client stays open for calls in flight
 
 SettingType = Literal["str", "int", "float", "bool", "choice"]
@@ -145,6 +147,37 @@ class Subscription:
     ack_wait_seconds: float = 60.0  # a handler still running after this is assumed dead: redelivered
     description: str = ""
     batch: bool = False
+    # Where the subscription starts the first time it runs (later it resumes where it stopped): "all"
+    # (every event the stream retains: up to host.bus_max_age_days, 30 days), "new" (only events
+    # published from then on), or a window such as "24h" / "7d" (the events of that long before).
+    start: str = "all"
+
+
+def interval_seconds(spec: str) -> float | None:
+    """'90s' / '5m' / '1h' / '1d' → seconds; None for anything else (pure): job triggers, start windows."""
+    match = _INTERVAL.match(spec)
+    return float(match[1]) * _UNIT[match[2]] if match else None
+
+
+def start_problem(start: str) -> str | None:
+    """Why a Subscription.start is not one (pure), or None."""
+    if start in ("all", "new") or (interval_seconds(start) or 0) > 0:
+        return None
+    return f'start {start!r} is not "all", "new" nor a window such as "24h" or "7d"'
+
+
+def replay_plan(manifest: Manifest, max_age_days: int) -> list[str]:
+    """What each subscription reads when it first starts, as `modules enable` says it (pure)."""
+    where = {
+        "all": f"every event the bus retains (up to {max_age_days} days)",
+        "new": "only events published after it starts",
+    }
+    return [
+        f"subscription {s.name} ({s.subject}) first reads "
+        f"{where.get(s.start, f'the events of the last {s.start} and all after')}; "
+        "afterwards it resumes where it stopped"
+        for s in manifest.subscriptions
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,23 +331,47 @@ def lazy(target: str) -> Callable[..., Awaitable[Any]]:
     return call
 
 
-def discover() -> dict[str, ModuleSpec]:
-    """Every module registered in the `feedeater.modules` entry-point group of the installed distributions."""
+def discover(skipped: dict[str, str] | None = None) -> dict[str, ModuleSpec]:
+    """Every module registered in the `feedeater.modules` entry-point group of the installed distributions.
+
+    One broken plugin must not stop the others (nor `feedeater modules disable` of itself): a module
+    that cannot be imported, whose manifest is invalid or whose name another distribution took first is
+    left out, and the one line saying why goes to `skipped` (entry-point name → reason).
+    """
     found: dict[str, ModuleSpec] = {}
+    ambiguous: set[str] = set()
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         where = f"entry point {ep.name} = {ep.value}" + (f" of {ep.dist.name}" if ep.dist else "")
         try:
             spec = ep.load()
-        except Exception as exc:
-            raise UserError(
-                f"module {where} cannot be imported: {type(exc).__name__}: {exc}",
+            check(spec, where, ep.name)
+            if (ep.name in found and found[ep.name] is not spec) or ep.name in ambiguous:
+                found.pop(ep.name, None)  # which one the user meant is not ours to guess
+                ambiguous.add(ep.name)
+                raise UserError(f"two installed distributions provide module {ep.name!r}", "uninstall one")
+        except UserError as exc:
+            _skip(skipped, ep.name, str(exc))
+            continue
+        except Exception as exc:  # an import error, or anything the plugin's import raised
+            _skip(
+                skipped,
+                ep.name,
+                f"{where} cannot be imported: {type(exc).__name__}: {exc}; "
                 "reinstall that distribution, or uninstall it",
-            ) from None
-        check(spec, where, ep.name)
-        if ep.name in found and found[ep.name] is not spec:
-            raise UserError(f"two installed distributions provide module {ep.name!r}", "uninstall one")
+            )
+            continue
         found[ep.name] = spec
     return found
+
+
+def _skip(skipped: dict[str, str] | None, name: str, reason: str) -> None:
+    if skipped is not None:
+        skipped[name] = " ".join(reason.split())  # one line, whatever the exception said
+
+
+def skipped_line(name: str, reason: str) -> str:
+    """The warning a skipped module gets (run's log, every command's stderr, status, /healthz)."""
+    return f"module {name} skipped: {reason}"
 
 
 def check(spec: object, where: str, name: str) -> None:
@@ -336,6 +393,9 @@ def check(spec: object, where: str, name: str) -> None:
     ):
         if not all(n.isidentifier() for n in names) or len(set(names)) != len(names):
             raise UserError(f"{where}: {kind} names must be unique identifiers", f"got {names}")
+    for sub in m.subscriptions:
+        if (why := start_problem(sub.start)) is not None:
+            raise UserError(f"{where}: subscription {sub.name}: {why}", "fix the manifest")
 
 
 def get(specs: Mapping[str, ModuleSpec], name: str) -> ModuleSpec:

@@ -9,7 +9,7 @@ import importlib.metadata
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -81,7 +81,10 @@ class Host:
     def __init__(self, config: HostConfig, *, env: Mapping[str, str] | None = None) -> None:
         self.config = config
         self.env = dict(os.environ) if env is None else dict(env)
-        plugins = module.discover()
+        # Installed modules that could not be loaded (name → why): every other one runs, and their names
+        # stay known to `modules enable/disable/remove`.
+        self.skipped: dict[str, str] = {}
+        plugins = module.discover(self.skipped)
         self.specs: dict[str, ModuleSpec] = {"host": host_module(plugins), **plugins}
         self.services = Services(config.home)
         self.endpoints: Endpoints | None = None
@@ -99,6 +102,8 @@ class Host:
         self.restart_needed: dict[str, frozenset[str]] = {}  # module → stored keys only a restart applies
         self.settings_errors: dict[str, str] = {}  # module → a stored value it refused (kept the old one)
         self.http_app: Any = None  # the ASGI app `run` serves (FastAPI)
+        self.applied_migrations: list[str] = []  # what this process's open() applied
+        self.on_serving: Callable[[int], None] | None = None  # told the HTTP port once `run` serves
         self.stop_clock: StopClock | None = None  # started when `run` is told to stop
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -123,6 +128,7 @@ class Host:
             applied = await migrate.apply(conn, migrate.discover(migrate.sources(self.specs)))
         finally:
             await conn.close()
+        self.applied_migrations = applied
         if applied:
             log.info("applied migrations: %s", ", ".join(applied))
         self.pool = await db.create_pool(self.endpoints.database_url, max_size=self.config.db_pool)
@@ -211,14 +217,17 @@ class Host:
         return self.pool
 
     async def enabled(self, name: str) -> bool:
-        spec = module.get(self.specs, name)
+        default = True if name in self.skipped else module.get(self.specs, name).manifest.enabled_by_default
         if name == "host":
             return True
         row = await self.require_pool().fetchval("SELECT enabled FROM host.modules WHERE name = $1", name)
-        return spec.manifest.enabled_by_default if row is None else bool(row)
+        return default if row is None else bool(row)
 
     async def set_enabled(self, name: str, enabled: bool) -> None:
-        module.get(self.specs, name)
+        if (
+            name not in self.skipped
+        ):  # a broken plugin can still be disabled (or enabled for when it is fixed)
+            module.get(self.specs, name)
         if name == "host":
             raise UserError("the host cannot be disabled", "disable a module instead")
         await self.require_pool().execute(
@@ -458,6 +467,8 @@ class Host:
         # Not a fault (the host runs as configured before): listed so an operator knows to restart it.
         report["restart_required"] = self.pending_restart()
         report["settings_errors"] = sorted(self.settings_errors.values())
+        # Not a fault of this host (every other module runs): listed so the broken plugin gets fixed.
+        report["skipped_modules"] = dict(sorted(self.skipped.items()))
         problems += [
             f"{u.kind} {u.label}: {u.state}" + (f" ({u.last_error})" if u.last_error else "")
             for u in units
@@ -472,6 +483,7 @@ class Host:
         """The one ASGI app: /healthz, /metrics, every enabled module's routes and the web console at /."""
         from host.console import app as console_app
         from host.web import app as web_app  # FastAPI is slow to import: only `run` needs it
+        from host.web import dlq as web_dlq
         from host.web import server as web_server
 
         mounted = [
@@ -487,6 +499,7 @@ class Host:
             bind_host=self.config.http_host,
             public_hosts=self.config.public_hosts,
             trusted_proxies=self.config.trusted_proxies,
+            host_routers=[web_dlq.build(lambda: self.js, self.specs, self.context)],
         )
         await console_app.mount(app, self, [(ctx, r) for ctx, r in mounted if r.pages])
         self.http_app = app
@@ -498,12 +511,16 @@ class Host:
         The bus may be down at start: everything that needs it starts once it is attached.
         """
         assert self.link is not None, "Host.open(with_bus=True) first"
+        for name, reason in sorted(self.skipped.items()):
+            (log.warning if await self.enabled(name) else log.info)("%s", module.skipped_line(name, reason))
         # Modules and their settings first: a bad setting stops us before anything runs in the background.
         host_settings = (await self.context("host")).settings
         tracing.configure(self.env, setting=host_settings["otlp_endpoint"], host_id=self.config.host_id)
         scheduled = await self.start_scheduler()
         server = await self._serve_http()
         port = self.http_port = server.port
+        if self.on_serving is not None:
+            self.on_serving(port)
         self.supervisor = Supervisor(self.require_pool(), self.config.host_id)
         self.started_at = datetime.now(UTC)
         waiting = self._start_units()

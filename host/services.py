@@ -340,6 +340,7 @@ class EmbeddedNats:
         self.log_file = root / "nats.log"
         self.pid_file = root / "nats.pid"
         self.state_file = root / "state.json"
+        self.port_file = root / "port"  # the last port it ran on: taken again if free, so clients reconnect
         self.token_file = root / "token"  # clients' auth token (0600); the server reads it from config
         self.config_file = root / "nats.conf"  # 0600: the token must not show in `ps`
 
@@ -386,8 +387,8 @@ class EmbeddedNats:
             self._terminate(state["pid"])
         self.store.mkdir(parents=True, exist_ok=True)
         self._write_config()
-        for _attempt in range(3):
-            port = self.fixed_port or (state["port"] if state else free_port())
+        for attempt in range(3):
+            port = self.fixed_port or (state["port"] if state else self._last_port(attempt) or free_port())
             cmd = [str(self.binary()), "-c", str(self.config_file), "-a", "127.0.0.1", "-p", str(port)]
             cmd += ["-js", "-sd", str(self.store), "-P", str(self.pid_file), "-l", str(self.log_file)]
             proc = subprocess.Popen(
@@ -402,11 +403,21 @@ class EmbeddedNats:
                 time.sleep(0.05)
             if proc.poll() is None and port_open(port):
                 self.state_file.write_text(json.dumps({"pid": proc.pid, "port": port, "auth": True}))
+                self.port_file.write_text(str(port))
                 return self.url(port)
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
         tail = self.log_file.read_text(errors="replace")[-800:] if self.log_file.exists() else "(no log)"
         raise UserError(f"nats-server did not start; its log {self.log_file} ends with:\n{tail}")
+
+    def _last_port(self, attempt: int) -> int | None:
+        """The port of the previous run, on the first attempt and while nothing listens on it: clients of
+        the old server (`bus tail`, a host attached to it) reconnect to the URL they know."""
+        try:
+            port = int(self.port_file.read_text())
+        except (OSError, ValueError):
+            return None
+        return port if attempt == 0 and not port_open(port) else None
 
     def _write_config(self) -> None:
         token = read_secret(self.token_file)

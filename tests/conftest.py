@@ -1,4 +1,5 @@
-"""Shared pytest fixtures. Service fixtures (Postgres, NATS) live in tests/services.py."""
+"""Shared pytest fixtures. The service fixtures (PostgreSQL, NATS, feed server) come from the test kit's
+pytest plugin (host/testing/plugin.py, entry point pytest11)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,6 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
-
-pytest_plugins = ["tests.services"]
 
 # Property tests check properties, not speed: on a busy machine Hypothesis' own timing checks (a 200 ms
 # deadline per example, "data generation too slow") failed tests whose properties held.

@@ -6,9 +6,7 @@ one on every ticker subject (both). Tests register it with `install(host)` and r
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections import Counter
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import asyncpg
@@ -18,7 +16,7 @@ from host import outbox, streams
 from host.events import Event, context_updated, iso_z, message_created, message_updated, stable_uuid
 from host.module import Manifest, ModuleContext, ModuleSpec, ReceivedEvent, Service, Subscription
 from host.runtime import Host
-from tests.services import BusReader, until
+from host.testing import BusReader, until
 
 NAME = "ticker"
 FEEDS = 3
@@ -123,22 +121,6 @@ MODULE = ModuleSpec(
 def install(host: Host) -> None:
     """Add the module to a host before it opens (as an installed plugin would be)."""
     host.specs[NAME] = MODULE
-
-
-@contextlib.asynccontextmanager
-async def running(host: Host) -> AsyncIterator[asyncio.Task[None]]:
-    """`feedeater run` in this process (the same Host.run), attached to the bus; stopped and closed after."""
-    await host.open(connect_bus=False)
-    stop_run = asyncio.Event()
-    task = asyncio.create_task(host.run(stop_run))
-    try:
-        assert host.link is not None  # attached: the modules are set up, the relay and consumers start
-        await asyncio.wait_for(host.link.attached.wait(), 120)
-        yield task
-    finally:
-        stop_run.set()
-        await asyncio.wait_for(task, 60)
-        await host.close()
 
 
 async def published(host: Host, subject: str = f"feedeater.{NAME}.messageCreated") -> int:

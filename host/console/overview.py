@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import asyncpg
 
-from host import livesettings, outbox, progress
+from host import dlq, livesettings, outbox, progress
 
 if TYPE_CHECKING:
     from host.runtime import Host
@@ -50,6 +50,8 @@ class Overview:
     events_per_minute: list[int]
     polls_per_minute: list[int]
     hosts: list[dict[str, Any]] = field(default_factory=list)  # running hosts (host.hosts)
+    skipped: dict[str, str] = field(default_factory=dict)  # installed modules that could not be loaded
+    dead_letters: int | None = None  # events subscriptions gave up on (None: the bus is not attached)
 
 
 def per_minute(rows: list[asyncpg.Record], minutes: int = SPARK_MINUTES) -> list[int]:
@@ -141,4 +143,6 @@ async def load(host: Host) -> Overview:
         events_per_minute=per_minute(events),
         polls_per_minute=per_minute(polls),
         hosts=hosts,
+        skipped=dict(sorted(host.skipped.items())),
+        dead_letters=await dlq.count(nc.jetstream()) if nc is not None and nc.is_connected else None,
     )

@@ -32,6 +32,7 @@ async def build_app(
     bind_host: str = "127.0.0.1",
     public_hosts: Sequence[str] = (),
     trusted_proxies: Sequence[str] = (),
+    host_routers: Sequence[APIRouter] = (),
 ) -> FastAPI:
     """`bind_host` decides the API's auth policy (host.web.auth): beyond loopback every request needs a
     token. `public_hosts` and `trusted_proxies` configure the gate (host.web.gate): the names it answers
@@ -78,6 +79,8 @@ async def build_app(
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     mount(contexts.build(pool), None, "host")
+    for router in host_routers:  # the host's own that need the running host (dead letters)
+        mount(router, None, "host")
     for ctx, routes in mounted:
         mount(await routes.build(ctx), routes, ctx.name)
     return app

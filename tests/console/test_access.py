@@ -12,6 +12,7 @@ import asyncpg
 import httpx
 from fastapi import FastAPI
 
+from host import streams
 from host.console import app as console_app
 from host.console import auth
 from host.runtime import Host
@@ -144,6 +145,18 @@ async def test_overview_says_when_jobs_run_in_words(host: Host) -> None:
     assert re.search(r"<td>cleanup</td><td>daily at 03:17 UTC</td>", page)  # rss.cleanup: "17 3 * * *"
     assert re.search(r"<td>poll</td><td>every 30 s</td>", page)
     assert "17 3 * * *" not in page
+
+
+async def test_overview_names_skipped_plugins_and_counts_dead_letters(host: Host) -> None:
+    """Issue #23: a plugin that could not be loaded, and the dead letters waiting, on the overview."""
+    assert host.js is not None
+    await host.js.purge_stream(streams.DLQ)  # the session's NATS: earlier tests' dead letters
+    await host.js.publish("feedeater.dlq.kwalert.alerts", b"{}", stream=streams.DLQ)
+    host.skipped["kwalert"] = "entry point kwalert = kw:MODULE cannot be imported: <b>no</b> module"
+    async with await _client(host, "127.0.0.1") as client:
+        page = (await client.get("/")).text
+    assert "module kwalert skipped: entry point kwalert = kw:MODULE cannot be imported: &lt;b&gt;no" in page
+    assert re.search(r"Dead letters</th><td>1</td><td class=\"bad\">feedeater bus dlq list", page)
 
 
 async def test_overview_and_settings_name_the_hosts_that_must_restart(host: Host) -> None:

@@ -17,10 +17,11 @@ from nats.js.errors import NotFoundError
 from host import bus, outbox, streams
 from host.runtime import Host
 from host.services import EmbeddedNats
+from host.testing import running
 from tests import ticker
 from tests.feedeater_archiver import Archiver
 from tests.services import BusReader, feedeater, feedeater_env, make_host, until
-from tests.ticker import assert_every_event_once, drained, published, running
+from tests.ticker import assert_every_event_once, drained, published
 
 
 @pytest.mark.parametrize("first", ["feedeater", "archiver"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from host.services import free_port
+from host.services import EmbeddedNats, free_port
 from tests.fakeai import FakeAI
 from tests.rss.conftest import fake_ai
 from tests.services import FEEDEATER, feedeater, feedeater_env
@@ -246,6 +247,7 @@ def test_bus_tail_prints_one_line_per_event(cli_env: dict[str, str], nats_url: s
         "type": "MessageCreated",
         "message": {"createdAt": "2026-11-26T05:40:12.000Z", "From": "Daily", "tags": {"title": "Hello"}},
     }
+    module_event = {"type": "EntrySeen", "createdAt": "2026-11-26T05:41:00.000Z", "title": "Hi"}
 
     async def publish_until_done() -> None:
         nc = await nats.connect(nats_url)
@@ -253,6 +255,7 @@ def test_bus_tail_prints_one_line_per_event(cli_env: dict[str, str], nats_url: s
             deadline = time.monotonic() + 300  # the command's imports take a while on a busy machine
             while proc.poll() is None and time.monotonic() < deadline:
                 await nc.publish("feedeater.rss.messageCreated", json.dumps(event).encode())
+                await nc.publish("feedeater.example.entrySeen", json.dumps(module_event).encode())
                 await asyncio.sleep(0.2)
         finally:
             await nc.close()
@@ -262,7 +265,64 @@ def test_bus_tail_prints_one_line_per_event(cli_env: dict[str, str], nats_url: s
     assert proc.returncode == 0, err
     lines = out.splitlines()
     assert len(lines) == 2
-    assert lines[0] == "2026-11-26 05:40Z  MessageCreated  Daily: Hello  [feedeater.rss.messageCreated]"
+    assert set(lines) == {  # issue #23: a module's own events had no time nor source
+        "2026-11-26 05:40Z  rss      MessageCreated  Daily: Hello  [feedeater.rss.messageCreated]",
+        '2026-11-26 05:41Z  example  EntrySeen       {"title": "Hi"}  [feedeater.example.entrySeen]',
+    }
+
+
+def test_bus_tail_follows_the_bundled_nats_across_a_restart_and_ends_quietly(
+    tmp_path: Path, database_url: str
+) -> None:
+    """Issue #23: when the host that started the bundled NATS stopped, `bus tail` reconnected forever to a
+    port the next NATS did not use, and Ctrl-C then ended in a ConnectionReconnectingError traceback."""
+    import asyncio
+
+    import nats
+
+    env = feedeater_env(tmp_path, database_url, "", unset=["FEEDEATER_NATS_URL"])  # the bundled one
+    proc = subprocess.Popen(
+        [*FEEDEATER, "bus", "tail"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    bundled = EmbeddedNats(tmp_path / "nats")
+
+    async def publish(url: str) -> None:
+        nc = await nats.connect(url)
+        try:
+            await nc.publish("feedeater.rss.messageCreated", b"{}")
+            await nc.flush()
+        finally:
+            await nc.close()
+
+    def heard_one() -> None:
+        """Publish until the tail prints a line (it subscribes, or resubscribes, a moment later)."""
+        deadline = time.monotonic() + 120
+        while True:
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "bus tail printed nothing"
+            url = bundled.status().url
+            if url:
+                with contextlib.suppress(Exception):  # the server may be on its way up
+                    asyncio.run(publish(url))
+            if select.select([proc.stdout], [], [], 0.5)[0]:
+                assert proc.stdout is not None and proc.stdout.readline().strip()
+                return
+
+    try:
+        heard_one()
+        port = bundled.status().url
+        bundled.stop()  # as `feedeater run` stops the NATS it started
+        assert bundled.start() == port  # the next run's NATS comes back where clients know it
+        heard_one()  # the tail reconnected by itself
+        bundled.stop()
+        proc.send_signal(signal.SIGINT)  # Ctrl-C while it is reconnecting
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        bundled.stop()
+    assert proc.returncode == 0 and "Traceback" not in err, err
 
 
 def test_run_says_where_everything_is_and_takes_a_free_port_when_9464_is_busy(

