@@ -23,7 +23,7 @@ from host import bus, streams
 from host.runtime import Host
 from host.services import EmbeddedNats, cluster_url, nats_cluster
 from tests import ticker
-from tests.services import BusReader, make_host, until
+from tests.services import BusReader, make_host, running, until
 
 pytestmark = pytest.mark.slow
 
@@ -109,7 +109,7 @@ async def test_cluster_loses_and_regains_nodes_while_the_host_ingests(
         faults.append((what, at, await counts(host)))
         return at
 
-    async with ticker.running(host):
+    async with running(host):
         nc = host.nc
         assert nc is not None and bus.known_servers(nc) == 3
         for stream in streams.BUS_STREAMS:
