@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -21,16 +20,13 @@ import yarl
 from discord import app_commands
 from discord.gateway import DiscordWebSocket
 
-from host import settings as host_settings
 from host.errors import UserError
 from host.module import Idle, ModuleContext
 from host.net.fetcher import Fetcher
 from modules.discord import commands, post, store
 from modules.discord.format import Item, Source, embed
-from modules.rss import MANIFEST as RSS_MANIFEST
-from modules.rss.ingest.poll import make_fetcher
-from modules.rss.model import Entry
-from modules.rss.subscriptions import subscribe as rss_subscribe
+from modules.rss import public as rss
+from modules.rss.public import Entry
 
 log = logging.getLogger("feedeater.discord")
 POST_PERMISSIONS = {"send_messages": "Send Messages", "embed_links": "Embed Links"}
@@ -48,8 +44,7 @@ async def rss_fetcher(ctx: ModuleContext) -> AsyncIterator[Fetcher]:
     """A fetcher configured like the rss module's own (user agent, limits, private networks), from its
     settings as stored now: one per command, so `settings set rss.…` reaches the next /feed add."""
     async with ctx.pool.acquire() as conn:
-        stored = await host_settings.load_stored(conn, RSS_MANIFEST.name)
-    fetcher = make_fetcher(host_settings.resolve(RSS_MANIFEST, stored, os.environ))
+        fetcher = await rss.rss_fetcher(conn)
     try:
         yield fetcher
     finally:
@@ -167,9 +162,9 @@ class FeedBot(discord.Client):
             raise commands.CommandError(f"<#{channel_id}> is not a text channel I can see.")
         commands.require_post_permissions(channel_id, self.missing_permissions(target))
         async with rss_fetcher(self.ctx) as fetcher:
-            validated = await rss_subscribe.validate(fetcher, url)
+            validated = await rss.validate(fetcher, url)
             async with self.ctx.pool.acquire() as conn, conn.transaction():
-                feed, _ = await rss_subscribe.subscribe(conn, fetcher, validated.url, validated=validated)
+                feed, _ = await rss.subscribe(conn, fetcher, validated.url, validated=validated)
                 name = commands.name(validated.feed.title or feed.title, validated.url)
                 sub, created = await store.add_subscription(
                     conn,
@@ -213,7 +208,7 @@ class FeedBot(discord.Client):
 
     async def preview(self, url: str) -> tuple[str, dict[str, Any]] | str:
         async with rss_fetcher(self.ctx) as fetcher:
-            validated = await rss_subscribe.validate(fetcher, url)
+            validated = await rss.validate(fetcher, url)
         title = validated.feed.title or validated.url
         items = recent(validated.feed.entries, 1)
         if not items:

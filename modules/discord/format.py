@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from modules.rss.model import Entry
-from modules.rss.parse.sanitize import html_to_text
+from modules.rss.public import Entry, html_to_text
 
 TITLE_MAX = 256
 DESCRIPTION_MAX = 4096

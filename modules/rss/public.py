@@ -1,0 +1,26 @@
+"""What other modules may use of rss, and nothing else: the types and pure helpers below, and a fetcher
+configured like rss's own. Importing anything else of rss from another module is reaching into its
+internals (issue #22 enforces this with import contracts)."""
+
+from __future__ import annotations
+
+import os
+
+import asyncpg
+
+from host import settings as host_settings
+from host.net.fetcher import Fetcher
+from modules.rss import MANIFEST
+from modules.rss.ingest.poll import make_fetcher
+from modules.rss.model import Entry
+from modules.rss.parse.sanitize import html_to_text
+from modules.rss.subscriptions.subscribe import subscribe, validate
+
+__all__ = ["Entry", "html_to_text", "rss_fetcher", "subscribe", "validate"]
+
+
+async def rss_fetcher(conn: asyncpg.Connection) -> Fetcher:
+    """A fetcher with rss's settings as stored now (user agent, limits, private networks); the caller
+    closes it."""
+    stored = await host_settings.load_stored(conn, MANIFEST.name)
+    return make_fetcher(host_settings.resolve(MANIFEST, stored, os.environ))
