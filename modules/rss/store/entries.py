@@ -177,7 +177,10 @@ async def _feed_batches(pool: asyncpg.Pool, sql: str, days: int) -> int:
         done, after = done + row["n"], row["last"]
 
 
-TOMBSTONE_KEEP_DAYS = 90
+# A guid no parse of its feed listed for 30 days is forgotten: should the feed list it again later, it is
+# a new entry (and announced). Tombstones exist for entries already past retention (90 days by default),
+# and feeds list their latest items: 30 days keeps the standing tombstones to a month of expiries.
+TOMBSTONE_KEEP_DAYS = 30
 
 # One batch of tombstone pruning, per feed like retention: a tombstone goes once no parse of its feed
 # listed the guid for `$1` days — proven by a parse since: the feed's newest entry seen more than a day
