@@ -22,7 +22,7 @@ from host.net.fetcher import Fetcher
 from modules.rss import store
 from modules.rss.backfill import links as archive
 from modules.rss.ingest import processors
-from modules.rss.ingest.document import After, ingest_document, parse_body
+from modules.rss.ingest.document import After, Body, ingest_document, parse_body
 from modules.rss.model import Feed
 from modules.rss.parse import FeedParseError
 from modules.rss.store import backfill as walks
@@ -108,9 +108,7 @@ async def walk(ctx: ModuleContext, current: walks.Walk, *, pages: int | None = P
         stored = await ingest_document(
             ctx,
             feed,
-            url=res.url,
-            headers=res.headers,
-            body=res.body,
+            Body.of(res),
             now=now,
             extra_steps=(processors.never_realtime,),
             skip_same=False,

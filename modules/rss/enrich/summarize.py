@@ -26,8 +26,6 @@ from datetime import UTC, datetime, timedelta
 from string import Template
 from typing import Any, Literal
 
-import asyncpg
-
 from host import contexts
 from host.ai import Embedder, Summarizer
 from host.events import SUMMARY_SHORT_MAX, iso_z, truncate_utf16, utf16_len
@@ -36,7 +34,7 @@ from modules.rss.ingest import publish
 from modules.rss.model import context_key
 from modules.rss.settings import ENRICH_LEASE_SECONDS
 from modules.rss.store import summaries
-from modules.rss.store.summaries import WindowEntry
+from modules.rss.store.summaries import Candidate, WindowEntry
 
 log = logging.getLogger("feedeater.rss.summarize")
 
@@ -355,30 +353,12 @@ def extractive_summary(feed_title: str, entries: Sequence[WindowEntry], history:
 
 # -- the job -------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
-class Candidate:
-    feed_id: int
-    title: str
-    description: str
-    summarized_at: datetime | None
-    new_entries: int
-    entries_per_day: float
-
-
-@dataclass(frozen=True, slots=True)
 class Produced:
     summary: Summary
     method: Literal["llm", "extractive"]
     model: str | None = None
     repaired: bool = False
     fallback_reason: str | None = None  # why the LLM's summary is not the one stored
-
-
-async def _candidates(conn: asyncpg.Connection, now: datetime) -> list[Candidate]:
-    """Feeds with entries above their summary watermark and no live lease, with their 7-day volume."""
-    return [
-        Candidate(c.feed_id, c.title, c.description, c.summarized_at, c.new_entries, c.recent / WINDOW_DAYS)
-        for c in await summaries.candidates(conn, now, volume_days=WINDOW_DAYS)
-    ]
 
 
 async def _embed(embedder: Embedder | None, text: str, feed_id: int) -> list[float] | None:
@@ -496,7 +476,7 @@ async def run(ctx: ModuleContext) -> dict[str, Any]:
     counts: Counter[str] = Counter()
     async with ctx.pool.acquire() as conn:
         due: dict[int, tuple[Candidate, Due]] = {}
-        for cand in await _candidates(conn, now):
+        for cand in await summaries.candidates(conn, now, volume_days=WINDOW_DAYS):
             decision = decide(
                 new_entries=cand.new_entries,
                 entries_per_day=cand.entries_per_day,

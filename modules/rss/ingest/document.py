@@ -22,6 +22,7 @@ import asyncpg
 
 from host import tracing
 from host.module import ModuleContext
+from host.net.fetcher import FetchResult
 from modules.rss import metrics, store
 from modules.rss.ingest import intake, processors
 from modules.rss.model import Feed, Intents
@@ -29,6 +30,22 @@ from modules.rss.parse import FeedParseError, parse_feed
 
 T = TypeVar("T")
 After = Callable[[asyncpg.Connection, Feed, set[str]], Awaitable[T]]
+
+
+@dataclass(frozen=True, slots=True)
+class Body:
+    """A feed document as it arrived: fetched by us (`of`) or pushed to us."""
+
+    url: str
+    headers: dict[str, str]  # lower-cased names
+    body: bytes
+    status: int = 200
+    request_headers: Mapping[str, str] | None = None  # None: pushed to us, no request of ours
+
+    @classmethod
+    def of(cls, res: FetchResult) -> Body:
+        assert res.body is not None
+        return cls(res.url, res.headers, res.body, res.status, res.request_headers)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,13 +61,9 @@ class Stored(Generic[T]):
 async def ingest_document(
     ctx: ModuleContext,
     feed: store.FeedRow,
+    doc: Body,
     *,
-    url: str,
-    headers: dict[str, str],
-    body: bytes,
     now: datetime,
-    status: int = 200,
-    request_headers: Mapping[str, str] | None = None,  # None: pushed to us, no request of ours
     first_poll: bool = False,
     before: Callable[[Feed], str | None] | None = None,
     extra_steps: Sequence[processors.Processor] = (),
@@ -68,11 +81,11 @@ async def ingest_document(
         raw = await store.save_raw(
             conn,
             feed_id=feed.id,
-            url=url,
-            status=status,
-            headers=headers,
-            request_headers=request_headers,
-            body=body,
+            url=doc.url,
+            status=doc.status,
+            headers=doc.headers,
+            request_headers=doc.request_headers,
+            body=doc.body,
             keep=int(ctx.settings["raw_keep"]),
         )
     if raw.same_as_last and skip_same:
@@ -83,7 +96,9 @@ async def ingest_document(
     parse_started = time.monotonic()
     try:
         with tracing.span("rss.parse"):
-            parsed = await parse_body(ctx, body, url=url, content_type=headers.get("content-type"), now=now)
+            parsed = await parse_body(
+                ctx, doc.body, url=doc.url, content_type=doc.headers.get("content-type"), now=now
+            )
     except FeedParseError as exc:
         metrics.PARSE_ERRORS.inc()
         error = f"not a feed: {exc}"

@@ -279,8 +279,8 @@ async def _handle_body(
     """Store, parse and ingest a 200 (the one body path, document.py) with the poll's bookkeeping and the
     features' hooks: (counts, the schedule decision, the error if it was no feed)."""
     feed = claim.feed
-    assert res.body is not None
-    warned, meta = claim.warned, dict[str, Any]()
+    warned = claim.warned  # the parse's conditions (set by `before`)
+    meta: dict[str, Any] = {}  # the feed's own fields that changed (set by `before`)
 
     def before(parsed: Feed) -> str | None:
         nonlocal warned
@@ -329,12 +329,8 @@ async def _handle_body(
     stored = await document.ingest_document(
         ctx,
         feed,
-        url=res.url,
-        headers=res.headers,
-        body=res.body,
+        document.Body.of(res),
         now=now,
-        status=res.status,
-        request_headers=res.request_headers,
         first_poll=claim.successful_polls == 0,
         before=before,
         same=same,

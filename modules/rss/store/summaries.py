@@ -20,7 +20,7 @@ class Candidate:
     description: str
     summarized_at: datetime | None
     new_entries: int
-    recent: int  # entries in the volume window
+    entries_per_day: float  # over the last `volume_days`
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +33,7 @@ class WindowEntry:
 
 
 async def candidates(conn: asyncpg.Connection, now: datetime, *, volume_days: int) -> list[Candidate]:
-    """Feeds with entries above their summary watermark and no live lease, with their entries of the
+    """Feeds with entries above their summary watermark and no live lease, with their volume over the
     last `volume_days`."""
     rows = await conn.fetch(
         """SELECT f.id, f.title, f.description, s.summarized_at, n.new_entries, r.recent
@@ -50,7 +50,14 @@ async def candidates(conn: asyncpg.Connection, now: datetime, *, volume_days: in
         volume_days,
     )
     return [
-        Candidate(r["id"], r["title"], r["description"], r["summarized_at"], r["new_entries"], r["recent"])
+        Candidate(
+            r["id"],
+            r["title"],
+            r["description"],
+            r["summarized_at"],
+            r["new_entries"],
+            r["recent"] / volume_days,
+        )
         for r in rows
     ]
 
