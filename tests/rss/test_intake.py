@@ -8,7 +8,9 @@ from host.runtime import Host
 from modules.rss.ingest import processors, publish
 from modules.rss.ingest.diff import diff
 from modules.rss.model import Entry, Intents, Known
+from modules.rss.public import register_processor
 from tests.feedserver import FeedServer, Route, ago, rss
+from tests.rss.conftest import drop_sponsored
 from tests.rss.test_poll import add, make_due, poll
 from tests.services import BusReader
 
@@ -61,6 +63,15 @@ def test_mark_realtime_uses_the_lookback_window_and_never_marks_a_first_poll() -
     }
     backfill = processors.run(intents_of(entries, {}, set(), first_poll=True))
     assert not any(n.realtime for n in backfill.new)
+
+
+def test_a_registered_processor_runs_after_the_defaults_until_taken_out() -> None:
+    remove = register_processor(drop_sponsored)
+    try:
+        assert processors.steps() == (*processors.DEFAULT, drop_sponsored)
+    finally:
+        remove()
+    assert processors.steps() == processors.DEFAULT
 
 
 def test_events_announce_only_what_storage_inserted() -> None:
