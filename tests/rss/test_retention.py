@@ -99,7 +99,7 @@ async def test_tombstones_go_only_when_a_parse_since_shows_their_feed_no_longer_
         assert fresh_before == await conn.fetchval(
             "SELECT listed_at FROM mod_rss.tombstones WHERE feed_id = $1 AND guid = 'fresh'", listed
         )  # moved at most once a day
-    assert await entries.prune_tombstones(pool) == 1
+    assert await entries.prune_tombstones(pool, keep_days=30) == 1
     left = await pool.fetch("SELECT feed_id, guid FROM mod_rss.tombstones ORDER BY feed_id, guid")
     assert [(r["feed_id"], r["guid"]) for r in left] == [
         (parsed, "recent"),
@@ -108,7 +108,7 @@ async def test_tombstones_go_only_when_a_parse_since_shows_their_feed_no_longer_
         (listed, "fresh"),
         (listed, "still"),
     ]
-    assert await entries.prune_tombstones(pool) == 0
+    assert await entries.prune_tombstones(pool, keep_days=30) == 0
 
 
 async def test_the_cleanup_job_prunes_tombstones_and_compresses_old_raw_blobs(

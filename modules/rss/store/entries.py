@@ -9,9 +9,7 @@ from typing import Any
 
 import asyncpg
 
-from modules.rss.ingest.diff import Intents, Known
-from modules.rss.ingest.publish import message_id
-from modules.rss.model import Entry
+from modules.rss.model import Entry, Intents, Known, message_id
 
 _ENTRY_FIELDS = tuple(f.name for f in fields(Entry))
 
@@ -177,11 +175,6 @@ async def _feed_batches(pool: asyncpg.Pool, sql: str, days: int) -> int:
         done, after = done + row["n"], row["last"]
 
 
-# A guid no parse of its feed listed for 30 days is forgotten: should the feed list it again later, it is
-# a new entry (and announced). Tombstones exist for entries already past retention (90 days by default),
-# and feeds list their latest items: 30 days keeps the standing tombstones to a month of expiries.
-TOMBSTONE_KEEP_DAYS = 30
-
 # One batch of tombstone pruning, per feed like retention: a tombstone goes once no parse of its feed
 # listed the guid for `$1` days — proven by a parse since: the feed's newest entry seen more than a day
 # after `listed_at` (load_known would have moved `listed_at` had the guid been listed; two days here, for
@@ -197,7 +190,7 @@ _PRUNE_BATCH = """WITH f AS (
     SELECT (SELECT max(id) FROM f) AS last, (SELECT count(*) FROM gone) AS n"""
 
 
-async def prune_tombstones(pool: asyncpg.Pool, *, keep_days: int = TOMBSTONE_KEEP_DAYS) -> int:
+async def prune_tombstones(pool: asyncpg.Pool, *, keep_days: int) -> int:
     """Delete the tombstones no longer needed (see _PRUNE_BATCH); returns how many."""
     return await _feed_batches(pool, _PRUNE_BATCH, keep_days)
 
