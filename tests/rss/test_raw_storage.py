@@ -3,6 +3,7 @@ exact bytes back (the API, `rss why`'s latest fetch, the public view the tap rea
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -58,3 +59,24 @@ async def test_a_fetched_body_is_stored_compressed_and_read_back_exactly(
         assert latest is not None and latest["id"] == tiny.raw_id and latest["body"] == b"<a/>"
         assert await tap_store.raw_body(conn, saved.raw_id) == body  # the public view, decoded by the tap
         assert await tap_store.raw_body(conn, 987654321) is None
+
+
+async def test_old_blobs_are_compressed_a_bounded_batch_at_a_time(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(raw, "COMPRESS_BYTES", 1)  # every blob is over it: one per transaction
+    bodies = [b"<item>one</item>" * 100, b"<item>two</item>" * 100, os.urandom(2000)]
+    pool = host.require_pool()
+    for body in bodies:  # as stored before rss/0031
+        await pool.execute(
+            "INSERT INTO mod_rss.raw_blobs (sha256, body, size) VALUES ($1, $2, $3)",
+            hashlib.sha256(body).hexdigest(),
+            body,
+            len(body),
+        )
+    assert await raw.compress_old_blobs(pool) == 2  # the random bytes stay as they are
+    stored = {r["sha256"]: r for r in await pool.fetch("SELECT sha256, codec, body FROM mod_rss.raw_blobs")}
+    for body in bodies:
+        row = stored[hashlib.sha256(body).hexdigest()]
+        assert blobcodec.decode(row["codec"], row["body"]) == body
+    assert sorted(r["codec"] for r in stored.values()) == ["identity", "zstd", "zstd"]

@@ -103,24 +103,34 @@ async def get_raw(conn: asyncpg.Connection, raw_id: int) -> dict[str, Any] | Non
     return body_of(row)
 
 
-COMPRESS_BATCH = 200  # blobs per transaction: ~14 MB of bodies at the corpus mean
+COMPRESS_BATCH = 200  # blobs per transaction at most: ~14 MB of bodies at the corpus mean
+COMPRESS_BYTES = 64 * 1024 * 1024  # and this many bytes of bodies (one 100 MB body goes alone)
 
 
 async def compress_old_blobs(pool: asyncpg.Pool, *, batch: int = COMPRESS_BATCH) -> int:
-    """Compress the blobs stored before rss/0031 (codec 'identity'), `batch` per transaction, checking
-    each round trip before the row is rewritten. A blob zstd cannot shrink stays as it is (and is not
-    read again: its sha256 is past the cursor). Returns how many were compressed."""
+    """Compress the blobs stored before rss/0031 (codec 'identity'), a batch per transaction (at most
+    `batch` blobs and about COMPRESS_BYTES of bodies), checking each round trip before the row is
+    rewritten. A blob zstd cannot shrink stays as it is (and is not read again: its sha256 is past the
+    cursor). Returns how many were compressed."""
     compressed, after = 0, ""
     while True:
         async with pool.acquire() as conn, conn.transaction():
-            rows = await conn.fetch(
-                """SELECT sha256, body FROM mod_rss.raw_blobs WHERE codec = 'identity' AND sha256 > $1
-                   ORDER BY sha256 LIMIT $2 FOR UPDATE SKIP LOCKED""",
+            keys = await conn.fetch(
+                """SELECT sha256 FROM (
+                       SELECT sha256, size, sum(size) OVER (ORDER BY sha256) AS upto FROM mod_rss.raw_blobs
+                       WHERE codec = 'identity' AND sha256 > $1 ORDER BY sha256 LIMIT $2) s
+                   WHERE upto - size < $3""",
                 after,
                 batch,
+                COMPRESS_BYTES,
             )
-            if not rows:
+            if not keys:
                 return compressed
+            rows = await conn.fetch(
+                """SELECT sha256, body FROM mod_rss.raw_blobs WHERE sha256 = ANY($1::text[]) AND codec = 'identity'
+                   ORDER BY sha256 FOR UPDATE SKIP LOCKED""",
+                [k["sha256"] for k in keys],
+            )
             updates = []
             for r in rows:
                 codec, stored = blobcodec.encode(r["body"])
@@ -128,7 +138,6 @@ async def compress_old_blobs(pool: asyncpg.Pool, *, batch: int = COMPRESS_BATCH)
                     updates.append((r["sha256"], stored, codec))
             if updates:
                 await conn.executemany(
-                    "UPDATE mod_rss.raw_blobs SET body = $2, codec = $3 WHERE sha256 = $1 AND codec = 'identity'",
-                    updates,
+                    "UPDATE mod_rss.raw_blobs SET body = $2, codec = $3 WHERE sha256 = $1", updates
                 )
-        compressed, after = compressed + len(updates), rows[-1]["sha256"]
+        compressed, after = compressed + len(updates), keys[-1]["sha256"]
