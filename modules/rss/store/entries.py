@@ -34,11 +34,14 @@ _RECORDSET = """r(guid text, guid_source text, message_id uuid, title text, link
 
 # The feed's tombstones among these guids; each one still listed is marked so (at most once a day: a
 # feed polled every minute does not rewrite its tombstones every minute), which keeps it from pruning.
+# SKIP LOCKED: a push and a poll of one feed at once never wait on (or deadlock over) each other's marks.
 _LISTED_TOMBSTONES = """WITH t AS (
-        SELECT guid, listed_at FROM mod_rss.tombstones WHERE feed_id = $1 AND guid = ANY($2::text[])),
+        SELECT guid FROM mod_rss.tombstones WHERE feed_id = $1 AND guid = ANY($2::text[])),
     listed AS (
-        UPDATE mod_rss.tombstones s SET listed_at = now() FROM t
-        WHERE s.feed_id = $1 AND s.guid = t.guid AND t.listed_at < now() - interval '1 day')
+        UPDATE mod_rss.tombstones SET listed_at = now() WHERE (feed_id, guid) IN (
+            SELECT feed_id, guid FROM mod_rss.tombstones
+            WHERE feed_id = $1 AND guid = ANY($2::text[]) AND listed_at < now() - interval '1 day'
+            FOR UPDATE SKIP LOCKED))
     SELECT guid FROM t"""
 
 
