@@ -1,6 +1,6 @@
 -- Raw bodies stored compressed by the application (issue 25): zstd level 3 stores the fixture corpus
--- 4.7x smaller than the bytes, against 2.9x for TOAST's pglz, and moves the compression's CPU out of
--- PostgreSQL (1.0 ms of server CPU per 69 KB body with pglz; bench/raw_compression.py).
+-- 4.6x smaller than the bytes, against 2.9x for TOAST's pglz, and moves the compression's CPU out of
+-- PostgreSQL (1.2 ms of server CPU per 69.6 KB body with pglz; bench/raw_compression.py).
 -- In place and instant: rows written before keep their bytes as they are ('identity', the default of
 -- the new column, a catalog-only change) and stay readable; the daily cleanup compresses them in
 -- batches (store.compress_old_blobs). `size` stays the length of the original bytes.
