@@ -92,11 +92,11 @@ def _import_nats(*, websockets: bool) -> ModuleType:
 
 
 async def _search_here(host: Host, request: dict[str, Any]) -> dict[str, Any]:
-    from modules.rss.search.query import parse_request, search
+    from modules.rss.service.search import search
 
     await host.open(with_bus=False)
     ctx = await host.context("rss")
-    response = await search(ctx.pool, ctx.ai, parse_request(request))
+    response = await search(ctx.pool, ctx.ai, request)
     return response.to_dict() | {"answered_by": "cli"}
 
 

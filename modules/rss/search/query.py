@@ -111,7 +111,7 @@ class SearchResponse:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON reply (api.models.SearchResults): the NATS service, the CLI and GET /api/v1/search."""
-        from modules.rss.api.models import SearchResults
+        from modules.rss.service.models import SearchResults
 
         return SearchResults.model_validate(self, from_attributes=True).model_dump(mode="json")
 
