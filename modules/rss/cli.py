@@ -21,6 +21,7 @@ from host.errors import UserError
 from host.textfmt import plural, relative, when
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from datetime import datetime
 
     from host.module import ModuleContext
@@ -491,13 +492,17 @@ _ACTIONS = {
 
 
 # -- parser --------------------------------------------------------------------------------------
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from modules.rss.search import cli as search_cli
-
+def register(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    *others: Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None],
+) -> None:
+    """Add `feedeater rss ...`, with subcommands defined elsewhere first (`rss reembed`, search/cli.py):
+    the module wires them, so this front door imports no other."""
     rss = sub.add_parser("rss", help="subscribe to RSS/Atom/JSON feeds and read their entries")
     rss.set_defaults(handler=cmd)
     actions = rss.add_subparsers(dest="rss_action", required=True)
-    search_cli.add_reembed(actions)
+    for add in others:
+        add(actions)
 
     def action(name: str, help_: str) -> argparse.ArgumentParser:
         p = actions.add_parser(name, help=help_)

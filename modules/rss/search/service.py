@@ -22,12 +22,11 @@ from host.ai import AIServices
 from host.errors import UserError
 from host.module import ModuleContext
 from modules.rss.search.query import CoverageCache
-from modules.rss.service.search import search
+from modules.rss.service.search import SUBJECT, search
 
 log = logging.getLogger("feedeater.rss.search")
 
-SUBJECT = "feedeater.rss.search"
-QUEUE = "feedeater.rss.search"
+QUEUE = SUBJECT
 
 
 async def answer(
