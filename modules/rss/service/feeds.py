@@ -3,7 +3,7 @@ export OPML, and a feed's state in words.
 
 The CLI, the REST API, the console and the reader-app APIs call these (none calls another front door);
 they answer in data and `UserError`s, never in terminal or HTTP terms. Imports of the pipeline happen
-inside the functions: the CLI imports this module while registering its parser.
+inside the functions: `rss list` must not load the fetch and parse pipeline (or pydantic).
 """
 
 from __future__ import annotations
