@@ -32,9 +32,9 @@ async def search(
 
 async def queue_reembed(pool: asyncpg.Pool) -> int:
     """Queue every entry for embedding again (after an embedding model change); how many are queued."""
-    from modules.rss.enrich import embed
+    from modules.rss.store import embeddings
 
-    return await embed.mark_all_pending(pool)
+    return await embeddings.mark_all_pending(pool)
 
 
 async def reembed(
@@ -43,6 +43,7 @@ async def reembed(
     """Embed every queued entry here, now (`on_progress`: entries done so far, the CLI's bar): the
     counts, and `pending`: what is left to the embed job (the provider failing)."""
     from modules.rss.enrich import embed
+    from modules.rss.store import embeddings
 
     async def on_batch(counts: Counter[str]) -> None:
         if on_progress is not None:
@@ -56,4 +57,4 @@ async def reembed(
         run_seconds=float("inf"),
         progress=on_batch,
     )
-    return {**counts, "pending": (await embed.backlog(ctx.pool))["pending"]}
+    return {**counts, "pending": (await embeddings.backlog(ctx.pool))["pending"]}
