@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from prometheus_client import Counter, Gauge, Histogram
 
 from host import progress, textfmt
-from host.errors import UserError
+from host.errors import UserError, unavailable
 from host.module import Job, ModuleContext, interval_seconds
 
 if TYPE_CHECKING:
@@ -125,7 +125,9 @@ async def run_job(ctx: ModuleContext, job: Job, *, trigger: str) -> JobResult:
     except Exception as exc:
         status = "failed"
         error = f"{type(exc).__name__}: {exc}"
-        log.error("job %s failed: %s", name, error, extra={"traceback": traceback.format_exc()})
+        # A bug gets its traceback; a service that did not answer gets one line (the next run retries).
+        extra = {} if unavailable(exc) else {"traceback": traceback.format_exc()}
+        log.error("job %s failed: %s", name, error, extra=extra)
     finally:
         saving.cancel()
         with contextlib.suppress(asyncio.CancelledError):
