@@ -109,7 +109,7 @@ async def prepare(conn: asyncpg.Connection, modules: Iterable[str]) -> Isolation
     ready = await conn.fetch(
         """SELECT m FROM unnest($1::text[]) AS m
            WHERE CASE WHEN EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $2 || m)
-                      THEN pg_has_role(current_user, $2 || m, 'SET') ELSE false END""",
+                      THEN pg_has_role(current_user, $2 || m, 'MEMBER') ELSE false END""",
         wanted,
         PREFIX,
     )
