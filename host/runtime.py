@@ -194,21 +194,23 @@ class Host:
         clock.mark("nats")
         pools = [*self.module_pools.values(), *([self.pool] if self.pool is not None else [])]
         self.module_pools.clear()
-        for pool in pools:
-            try:  # bounded: a stop (systemd, Ctrl-C) must end even if something still holds a connection
-                await asyncio.wait_for(pool.close(), timeout=self.close_timeout_s)
-            except TimeoutError:
-                log.warning(
-                    "database connections still busy after %.0f s: closed forcibly (tasks still running: %s)",
-                    self.close_timeout_s,
-                    _other_tasks(),
-                )
-                pool.terminate()
+        await asyncio.gather(*(self._close_pool(pool) for pool in pools))
         clock.mark("database pool")
         if stop_started_services and self.endpoints is not None and self.endpoints.started:
             await asyncio.to_thread(self.services.down, self.endpoints.started)
             clock.mark("embedded services")
         log.info("stopped in %s", clock)
+
+    async def _close_pool(self, pool: asyncpg.Pool) -> None:
+        try:  # bounded: a stop (systemd, Ctrl-C) must end even if something still holds a connection
+            await asyncio.wait_for(pool.close(), timeout=self.close_timeout_s)
+        except TimeoutError:
+            log.warning(
+                "database connections still busy after %.0f s: closed forcibly (tasks still running: %s)",
+                self.close_timeout_s,
+                _other_tasks(),
+            )
+            pool.terminate()
 
     async def _finish_job_runs(self) -> None:
         """Cancel the scheduled runs still in flight and wait for them to record it and give their
