@@ -105,7 +105,9 @@ class Host:
         self.applied_migrations: list[str] = []  # what this process's open() applied
         self.on_serving: Callable[[int], None] | None = None  # told the HTTP port once `run` serves
         self.stop_clock: StopClock | None = None  # started when `run` is told to stop
-        self.ai: AIServices | None = None  # the one AIServices of this host (every ctx.ai), built on first use
+        self.ai: AIServices | None = (
+            None  # the one AIServices of this host (every ctx.ai), built on first use
+        )
         self.ai_conf: dict[str, Any] = {}  # the AI settings it was built from
         self.aliases_said: set[str] = set()  # deprecated AI setting aliases already logged
         self.publics: dict[str, object] = {}  # modules' public API objects (Manifest.public), made once
