@@ -280,7 +280,7 @@ class ModuleContext:
     def api(self, name: str, kind: type[T]) -> T:
         """The public API of module `name`, which this module's manifest requires."""
         found = self.modules.get(name)
-        if not isinstance(found, kind):
+        if name not in self.modules or not isinstance(found, kind):
             raise UserError(
                 f"module {self.name} uses module {name} without requiring it",
                 f"add {name!r} to Manifest.requires of {self.name} (and give {name} a Manifest.public)",
