@@ -133,7 +133,7 @@ def alias_line(keys: Sequence[str]) -> str:
     return (
         f"settings {', '.join(f'{ALIAS_MODULE}.{k}' for k in keys)} are deprecated aliases of "
         f"{', '.join(f'host.{k}' for k in keys)}: set those (`feedeater settings set host.KEY VALUE` or "
-        f"FEEDEATER_HOST_KEY) and reset these; the {ALIAS_MODULE} values apply until then"
+        f"FEEDEATER_HOST_<KEY>) and reset these; the {ALIAS_MODULE} values apply until then"
     )
 
 

@@ -320,6 +320,7 @@ async def cmd_modules(host: Host, args: argparse.Namespace) -> int:
     await host.open(with_bus=False)
     if args.action in ("enable", "disable"):
         await host.set_enabled(args.name, args.action == "enable")
+        notes = await host.requirement_notes(args.name) if args.name in host.specs else []
         replays = []
         if args.action == "enable" and args.name in host.specs:
             days = int((await host.resolved_settings("host"))["bus_max_age_days"])
@@ -331,10 +332,12 @@ async def cmd_modules(host: Host, args: argparse.Namespace) -> int:
                 "enabled": args.action == "enable",
                 "restart_required": True,
                 "replays": replays,
+                "requirements": notes,
             },
             lambda d: "\n".join(
                 [
                     f"module {d['name']} {'enabled' if d['enabled'] else 'disabled'}; {RESTART_NOTE}",
+                    *d["requirements"],
                     *d["replays"],
                 ]
             ),

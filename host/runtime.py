@@ -239,26 +239,21 @@ class Host:
             module.get(self.specs, name)
         if name == "host":
             raise UserError("the host cannot be disabled", "disable a module instead")
-        if enabled and name in self.specs:
-            for required in self.specs[name].manifest.requires:
-                if not await self.enabled(required):
-                    raise UserError(
-                        f"module {name} requires module {required}, which is disabled",
-                        f"enable {required} first (`feedeater modules enable {required}`)",
-                    )
-        if not enabled:
-            for other, spec in sorted(self.specs.items()):
-                if name in spec.manifest.requires and await self.enabled(other):
-                    raise UserError(
-                        f"module {other} requires module {name}",
-                        f"disable {other} first (`feedeater modules disable {other}`)",
-                    )
         await self.require_pool().execute(
             """INSERT INTO host.modules (name, enabled) VALUES ($1, $2)
                ON CONFLICT (name) DO UPDATE SET enabled = EXCLUDED.enabled, updated_at = now()""",
             name,
             enabled,
         )
+
+    async def requirement_notes(self, name: str) -> list[str]:
+        """What the enabled state of `name` means for requirements, one line each: an enabled module that
+        will not start because a module it requires is disabled (`name`'s, or one that requires `name`)."""
+        notes = []
+        for other in [name, *(n for n, s in sorted(self.specs.items()) if name in s.manifest.requires)]:
+            if other in self.specs and await self.enabled(other) and (why := await self.unmet(other)):
+                notes.append(f"{why.message}: it will not start ({why.hint})")
+        return notes
 
     async def resolved_settings(self, name: str) -> dict[str, Any]:
         spec = module.get(self.specs, name)
