@@ -30,8 +30,11 @@ typecheck: $(STAMP)
 	@$(BIN)/mypy --no-error-summary
 
 # Three workers (pytest-xdist): most tests wait on PostgreSQL, NATS or a subprocess, so three overlap well
-# on two cores. `make test PYTEST_ARGS=` runs serially.
-PYTEST_ARGS ?= -n 3
+# on two cores. worksteal: an idle worker takes queued tests from a busy one, so the few long fault tests
+# (scale-out, tap crash, cluster, discord posting) do not run back to back on one worker while the
+# others sit idle (with the default `load`, one worker drew them all: 698 s vs 307-523 s for the
+# others). `make test PYTEST_ARGS=` runs serially.
+PYTEST_ARGS ?= -n 3 --dist worksteal
 
 # tests/quiet.py: nothing per passing test (a failure shows as F or E when it happens), then pytest's
 # summary and the 30 slowest tests.

@@ -13,12 +13,13 @@ import asyncpg
 from host.module import ModuleContext
 from host.net.fetcher import Fetcher
 from modules.rss.ingest.poll import make_fetcher
+from modules.rss.ingest.processors import register as register_processor
 from modules.rss.model import Entry
 from modules.rss.parse.sanitize import html_to_text
 from modules.rss.subscriptions import subscribe as subscriptions
 from modules.rss.subscriptions.subscribe import Validated
 
-__all__ = ["Entry", "Rss", "Subscribed", "Validated", "api", "html_to_text"]
+__all__ = ["Entry", "Rss", "Subscribed", "Validated", "api", "html_to_text", "register_processor"]
 
 
 @dataclass(frozen=True, slots=True)
