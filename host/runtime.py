@@ -105,9 +105,7 @@ class Host:
         self.applied_migrations: list[str] = []  # what this process's open() applied
         self.on_serving: Callable[[int], None] | None = None  # told the HTTP port once `run` serves
         self.stop_clock: StopClock | None = None  # started when `run` is told to stop
-        self.ai: AIServices | None = (
-            None  # the one AIServices of this host (every ctx.ai), built on first use
-        )
+        self.ai: AIServices | None = None  # the host's one AIServices (every ctx.ai), made on first use
         self.ai_conf: dict[str, Any] = {}  # the AI settings it was built from
         self.aliases_said: set[str] = set()  # deprecated AI setting aliases already logged
         self.publics: dict[str, object] = {}  # modules' public API objects (Manifest.public), made once
@@ -318,7 +316,7 @@ class Host:
         return self.publics[name]
 
     async def unmet(self, name: str) -> UserError | None:
-        """Why module `name` cannot start (a module it requires, or one that requires, is disabled), or None."""
+        """Why module `name` cannot start (a module it requires, directly or not, is disabled), or None."""
         for required in module.get(self.specs, name).manifest.requires:
             if not await self.enabled(required):
                 return UserError(

@@ -98,6 +98,19 @@ async def test_one_configuration_serves_rss_summaries_and_digest_top_stories(
     assert summary in markdown  # the model's summary, not the extractive one
 
 
+async def test_a_changed_ai_setting_reaches_every_module_at_once(ai_host: Host) -> None:
+    rss_ctx, digest_ctx = await ai_host.context("rss"), await ai_host.context("digest")
+    before = ai_host.ai
+    ai_host.env.pop("FEEDEATER_HOST_CHAT_MODEL")  # the environment wins over a stored value
+    await ai_host.require_pool().execute(
+        """INSERT INTO host.settings (module, key, value) VALUES ('host', 'chat_model', '"chat-new"')"""
+    )
+    ai_host.started_at = datetime.now(UTC)
+    await ai_host.apply_settings("host")  # what a running host does when told of the change
+    assert rss_ctx.ai is digest_ctx.ai is ai_host.ai and ai_host.ai is not before
+    assert isinstance(digest_ctx.ai.summarizer, OpenAIChat) and digest_ctx.ai.summarizer.model == "chat-new"
+
+
 async def test_the_old_rss_keys_apply_with_one_deprecation_line(
     tmp_path: Path, database_url: str, nats_url: str, fake_ai: FakeAI, caplog: pytest.LogCaptureFixture
 ) -> None:
