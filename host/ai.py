@@ -107,6 +107,7 @@ AI_SETTINGS: tuple[Setting, ...] = (
 
 # Where the AI settings were declared before the host had them: its keys still apply, as deprecated aliases.
 ALIAS_MODULE = "rss"
+AI_KEYS = frozenset(s.key for s in AI_SETTINGS)
 AI_ALIASES: tuple[Setting, ...] = tuple(
     replace(s, description=f"deprecated alias of host.{s.key}: {s.description}") for s in AI_SETTINGS
 )
@@ -130,10 +131,10 @@ def effective_config(
 
 def alias_line(keys: Sequence[str]) -> str:
     """The deprecation line for alias keys in use (logged once per process)."""
+    old, new = (", ".join(f"{scope}.{k}" for k in keys) for scope in (ALIAS_MODULE, "host"))
     return (
-        f"settings {', '.join(f'{ALIAS_MODULE}.{k}' for k in keys)} are deprecated aliases of "
-        f"{', '.join(f'host.{k}' for k in keys)}: set those (`feedeater settings set host.KEY VALUE` or "
-        f"FEEDEATER_HOST_<KEY>) and reset these; the {ALIAS_MODULE} values apply until then"
+        f"{old}: deprecated, use {new} (`feedeater settings set host.KEY VALUE` or FEEDEATER_HOST_<KEY>) "
+        f"and reset the {ALIAS_MODULE} one{'s' if len(keys) > 1 else ''}: until the host's is set, the old one applies"
     )
 
 

@@ -421,7 +421,7 @@ def _removed_text(d: dict[str, Any]) -> str:
 
 
 async def cmd_settings(host: Host, args: argparse.Namespace) -> int:
-    from host import settings
+    from host import ai, settings
 
     name, _, key = args.target.partition(".")
     spec = module.get(host.specs, name)
@@ -434,6 +434,8 @@ async def cmd_settings(host: Host, args: argparse.Namespace) -> int:
             )
         if args.action == "set":
             settings.coerce(name, setting, args.value)  # a bad value is refused before services start
+        if name == ai.ALIAS_MODULE and key in ai.AI_KEYS:
+            print(f"feedeater: warning: {ai.alias_line([key])}", file=sys.stderr)
     await host.open(with_bus=False)
     if args.action in ("set", "reset"):
         async with host.require_pool().acquire() as conn, conn.transaction():

@@ -25,7 +25,7 @@ from tests.digest.test_intake import rss_event
 from tests.fakeai import FakeAI
 from tests.rss.test_fulltext import add_feed
 from tests.rss.test_summarize import chat_requests, recent_entries
-from tests.services import make_host, reset_stream
+from tests.services import feedeater, feedeater_env, make_host, reset_stream
 
 LONG_STORY = " ".join(
     f"Paragraph {n}: the Springfield council approved the light rail line, 480 million dollars, 12 kilometres."
@@ -128,6 +128,17 @@ async def test_the_old_rss_keys_apply_with_one_deprecation_line(
         assert "rss.summarizer" in said[0] and "host.summarizer" in said[0]
     finally:
         await host.close()
+
+
+def test_setting_an_old_key_works_and_says_which_key_replaces_it(
+    tmp_path: Path, database_url: str, nats_url: str
+) -> None:
+    env = feedeater_env(tmp_path / "home", database_url, nats_url)
+    res = feedeater(env, "settings", "set", "rss.chat_model", "old-model")
+    assert res.returncode == 0, res.stderr
+    warned = [line for line in res.stderr.splitlines() if "deprecated" in line]
+    assert len(warned) == 1 and "rss.chat_model: deprecated, use host.chat_model" in warned[0]
+    assert "old-model" in feedeater(env, "settings", "get", "rss.chat_model").stdout
 
 
 def test_the_hosts_own_value_wins_over_the_alias() -> None:
