@@ -412,7 +412,7 @@ def build_ai(settings: Mapping[str, Any]) -> AIServices:
             passage_prefix=conf["embedding_passage_prefix"],
             policy=policy,
         )
-    # "extractive" summaries need no provider: the module builds them from ctx.settings["summarizer"].
+    # "extractive" summaries need no provider: modules build them when ctx.ai.summaries says so.
     if conf["summarizer"] == "openai":
         services.summarizer = OpenAIChat(shared_client(), conf["chat_model"], policy=policy)
     return services
