@@ -92,7 +92,7 @@ def serve(database_url: str, home: str, ports: Any) -> None:
         from host.web import app as web_app
         from host.web import server
 
-        host = Host(_config(Path(home), database_url), env={"FEEDEATER_RSS_EMBEDDER": "none"})
+        host = Host(_config(Path(home), database_url), env={"FEEDEATER_HOST_EMBEDDER": "none"})
         await host.open(with_bus=False)
         ctx = await host.context("rss")
         mounted = [(ctx, r) for r in host.specs["rss"].manifest.routes]

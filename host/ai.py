@@ -17,14 +17,17 @@ import math
 import os
 import random
 import threading
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from host import validate
+from host.aiservices import AIServices, Embedder, ProviderError, Summarizer
 from host.backoff import Backoff
 from host.errors import UserError
 from host.module import Setting
+
+__all__ = ["AIServices", "Embedder", "ProviderError", "Summarizer"]  # host.aiservices: the contract's half
 
 if TYPE_CHECKING:
     import openai  # imported where a client is built: it costs ~0.6 s, which every CLI command paid
@@ -41,7 +44,7 @@ LOCAL_MAX_TOKENS = (
 )
 DEFAULT_OPENAI_EMBEDDING_MODEL = "nomic-embed-text"  # Ollama's common embedding model
 
-# Settings a module declares to get AI services (the rss module does); keys are unique across its manifest.
+# The host's AI settings (`host.summarizer`, FEEDEATER_HOST_SUMMARIZER, …): one AIServices per host.
 AI_SETTINGS: tuple[Setting, ...] = (
     Setting(
         "embedder",
@@ -102,48 +105,37 @@ AI_SETTINGS: tuple[Setting, ...] = (
 )
 
 
-class ProviderError(Exception):
-    """An AI provider call failed (after retries).
-
-    `transient`: down, timeout, 429, 5xx, malformed reply — worth trying again later.
-    `bad_input`: the provider refused these inputs (400/413/422): retrying the same text is pointless.
-    Neither: the configuration is wrong (key, model name) — nothing an entry did.
-    """
-
-    def __init__(self, message: str, *, transient: bool, bad_input: bool = False) -> None:
-        super().__init__(message)
-        self.transient = transient
-        self.bad_input = bad_input
+# Where the AI settings were declared before the host had them: its keys still apply, as deprecated aliases.
+ALIAS_MODULE = "rss"
+AI_KEYS = frozenset(s.key for s in AI_SETTINGS)
+AI_ALIASES: tuple[Setting, ...] = tuple(
+    replace(s, description=f"deprecated alias of host.{s.key}: {s.description}") for s in AI_SETTINGS
+)
 
 
-class Embedder(Protocol):
-    model: str  # stored beside every vector: vectors of different models are never compared
+def effective_config(
+    own: Mapping[str, Any], own_set: Collection[str], alias: Mapping[str, Any], alias_set: Collection[str]
+) -> tuple[dict[str, Any], list[str]]:
+    """The AI settings in force (pure): the host's value where the user set one (stored or environment),
+    else the alias module's where set there, else the default; and the alias keys that applied."""
+    conf: dict[str, Any] = {}
+    used: list[str] = []
+    for s in AI_SETTINGS:
+        if s.key not in own_set and s.key in alias_set:
+            conf[s.key] = alias[s.key]
+            used.append(s.key)
+        else:
+            conf[s.key] = own.get(s.key, s.default)
+    return conf, used
 
-    async def embed(self, texts: Sequence[str], *, query: bool = False) -> list[list[float]]:
-        """One vector per text, all of one size; `query` marks search queries (e5-style models embed
-        queries and passages differently). Raises ProviderError."""
-        ...
 
-
-class Summarizer(Protocol):
-    model: str
-
-    async def complete_json(self, system: str, prompt: str) -> str:
-        """The model's reply to a prompt that asks for JSON (validated by the caller). Raises ProviderError."""
-        ...
-
-
-@dataclass(slots=True)
-class AIServices:
-    embedder: Embedder | None = None
-    summarizer: Summarizer | None = None
-
-    async def aclose(self) -> None:
-        """Close HTTP clients (call once, at host shutdown)."""
-        for provider in (self.embedder, self.summarizer):
-            close = getattr(provider, "aclose", None)
-            if close is not None:
-                await close()
+def alias_line(keys: Sequence[str]) -> str:
+    """The deprecation line for alias keys in use (logged once per process)."""
+    old, new = (", ".join(f"{scope}.{k}" for k in keys) for scope in (ALIAS_MODULE, "host"))
+    return (
+        f"{old}: deprecated, use {new} (`feedeater settings set host.KEY VALUE` or FEEDEATER_HOST_<KEY>) "
+        f"and reset the {ALIAS_MODULE} one{'s' if len(keys) > 1 else ''}: until the host's is set, the old one applies"
+    )
 
 
 # -- retries -------------------------------------------------------------------------------------
@@ -382,7 +374,7 @@ class LocalEmbedder:
 
 # -- factory -------------------------------------------------------------------------------------
 def build_ai(settings: Mapping[str, Any]) -> AIServices:
-    """The providers named by a module's settings (AI_SETTINGS keys; missing keys take their defaults)."""
+    """The providers named by the AI settings (AI_SETTINGS keys; missing keys take their defaults)."""
     conf = {s.key: settings.get(s.key, s.default) for s in AI_SETTINGS}
     policy = RetryPolicy(retries=int(conf["ai_retries"]))
     client: openai.AsyncOpenAI | None = None
@@ -400,7 +392,7 @@ def build_ai(settings: Mapping[str, Any]) -> AIServices:
             )
         return client
 
-    services = AIServices()
+    services = AIServices(summaries=conf["summarizer"])
     dims = int(conf["embedding_dimensions"])
     if conf["embedder"] == "local":
         if dims not in (0, LOCAL_DIMENSIONS):
@@ -420,7 +412,7 @@ def build_ai(settings: Mapping[str, Any]) -> AIServices:
             passage_prefix=conf["embedding_passage_prefix"],
             policy=policy,
         )
-    # "extractive" summaries need no provider: the module builds them from ctx.settings["summarizer"].
+    # "extractive" summaries need no provider: modules build them when ctx.ai.summaries says so.
     if conf["summarizer"] == "openai":
         services.summarizer = OpenAIChat(shared_client(), conf["chat_model"], policy=policy)
     return services

@@ -361,6 +361,7 @@ async def cmd_modules(host: Host, args: argparse.Namespace) -> int:
     await host.open(with_bus=False)
     if args.action in ("enable", "disable"):
         await host.set_enabled(args.name, args.action == "enable")
+        notes = await host.requirement_notes(args.name) if args.name in host.specs else []
         replays = []
         if args.action == "enable" and args.name in host.specs:
             days = int((await host.resolved_settings("host"))["bus_max_age_days"])
@@ -372,10 +373,12 @@ async def cmd_modules(host: Host, args: argparse.Namespace) -> int:
                 "enabled": args.action == "enable",
                 "restart_required": True,
                 "replays": replays,
+                "requirements": notes,
             },
             lambda d: "\n".join(
                 [
                     f"module {d['name']} {'enabled' if d['enabled'] else 'disabled'}; {RESTART_NOTE}",
+                    *d["requirements"],
                     *d["replays"],
                 ]
             ),
@@ -459,7 +462,7 @@ def _removed_text(d: dict[str, Any]) -> str:
 
 
 async def cmd_settings(host: Host, args: argparse.Namespace) -> int:
-    from host import settings
+    from host import ai, settings
 
     name, _, key = args.target.partition(".")
     spec = module.get(host.specs, name)
@@ -472,6 +475,8 @@ async def cmd_settings(host: Host, args: argparse.Namespace) -> int:
             )
         if args.action == "set":
             settings.coerce(name, setting, args.value)  # a bad value is refused before services start
+        if name == ai.ALIAS_MODULE and key in ai.AI_KEYS:
+            print(f"feedeater: warning: {ai.alias_line([key])}", file=sys.stderr)
     await host.open(with_bus=False)
     if args.action in ("set", "reset"):
         async with host.require_pool().acquire() as conn, conn.transaction():

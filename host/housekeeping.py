@@ -19,6 +19,7 @@ from typing import Any
 import asyncpg
 
 from host import migrate, outbox, validate
+from host.ai import AI_SETTINGS
 from host.module import Job, LiveMessages, LiveSources, Manifest, ModuleContext, ModuleSpec, Setting
 
 BATCH = 1000
@@ -83,6 +84,7 @@ def host_module(plugins: Mapping[str, ModuleSpec]) -> ModuleSpec:
                     check=validate.url(empty=True),
                     applies="restart",  # the tracer provider is process-wide, set up once at start
                 ),
+                *AI_SETTINGS,  # one AIServices per host: every module's ctx.ai (Host.host_ai)
             ),
             migrations=migrate.builtin("host"),
         )

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     import asyncpg
     from nats.aio.client import Client as NatsClient
 
-    from host.ai import AIServices
+    from host.aiservices import AIServices
 
 T = TypeVar("T")
 ENTRY_POINT_GROUP = "feedeater.modules"
@@ -205,6 +205,16 @@ class Routes:
 
 
 @dataclass(frozen=True, slots=True)
+class Throughput:
+    """A series the console overview charts per second over the last hour: the sum of metric `metric`
+    over the runs of job `job` (the rss poll job's `feeds` is "polls/s")."""
+
+    job: str
+    metric: str
+    unit: str  # what one counts, plural ("polls")
+
+
+@dataclass(frozen=True, slots=True)
 class Manifest:
     name: str
     version: str
@@ -218,6 +228,14 @@ class Manifest:
     # Directory of NNNN_name.sql files applied in scope `name` (e.g. importlib.resources.files(pkg) / "migrations").
     migrations: Traversable | None = None
     enabled_by_default: bool = True
+    # Modules this one calls (their public API, their events): set up before it; while one is missing
+    # or disabled this one is not started (one warning line) and cannot be enabled.
+    requires: tuple[str, ...] = ()
+    # What other modules may call, and nothing else: a factory given this module's own context that
+    # returns its public API object; a requiring module reaches it as `ctx.api(name, Type)`. Named
+    # lazily (`lazy("pkg.public:api")`) so discovery imports none of it.
+    public: Callable[[ModuleContext], Awaitable[Any]] | None = None
+    overview: tuple[Throughput, ...] = ()  # what the console overview charts of this module
 
     def setting(self, key: str) -> Setting:
         for s in self.settings:
@@ -257,6 +275,17 @@ class ModuleContext:
     home: Path | None = None  # the host's local state directory (FEEDEATER_HOME), for files a module keeps
     state: dict[str, Any] = field(default_factory=dict)  # the module's own process-local objects
     retiring: set[asyncio.Task[None]] = field(default_factory=set)
+    modules: Mapping[str, object] = field(default_factory=dict)  # public APIs of Manifest.requires
+
+    def api(self, name: str, kind: type[T]) -> T:
+        """The public API of module `name`, which this module's manifest requires."""
+        found = self.modules.get(name)
+        if name not in self.modules or not isinstance(found, kind):
+            raise UserError(
+                f"module {self.name} uses module {name} without requiring it",
+                f"add {name!r} to Manifest.requires of {self.name} (and give {name} a Manifest.public)",
+            )
+        return found
 
     def once(self, key: str, make: Callable[[], T]) -> T:
         """`state[key]`, made by `make` on first use. (`state.setdefault(key, make())` builds one on every
@@ -336,7 +365,8 @@ def discover(skipped: dict[str, str] | None = None) -> dict[str, ModuleSpec]:
 
     One broken plugin must not stop the others (nor `feedeater modules disable` of itself): a module
     that cannot be imported, whose manifest is invalid or whose name another distribution took first is
-    left out, and the one line saying why goes to `skipped` (entry-point name → reason).
+    left out, and the one line saying why goes to `skipped` (entry-point name → reason). So is a module
+    that requires one of those, or one not installed.
     """
     found: dict[str, ModuleSpec] = {}
     ambiguous: set[str] = set()
@@ -361,6 +391,9 @@ def discover(skipped: dict[str, str] | None = None) -> dict[str, ModuleSpec]:
             )
             continue
         found[ep.name] = spec
+    for name, why in requirement_problems(found).items():
+        del found[name]
+        _skip(skipped, name, why)
     return found
 
 
@@ -396,6 +429,49 @@ def check(spec: object, where: str, name: str) -> None:
     for sub in m.subscriptions:
         if (why := start_problem(sub.start)) is not None:
             raise UserError(f"{where}: subscription {sub.name}: {why}", "fix the manifest")
+    if name in m.requires or not all(_NAME.match(r) for r in m.requires):
+        raise UserError(f"{where}: requires {list(m.requires)} must name other modules", "fix the manifest")
+    jobs = {j.name for j in m.jobs}
+    if unknown := [t.job for t in m.overview if t.job not in jobs]:
+        raise UserError(f"{where}: overview charts undeclared jobs {unknown}", "fix the manifest")
+
+
+def requirement_problems(specs: Mapping[str, ModuleSpec]) -> dict[str, str]:
+    """Modules whose requirements are not installed (or not loadable), directly or through another,
+    or that require each other: name → why (pure). The others can start."""
+    problems: dict[str, str] = {}
+    changed = True
+    while changed:  # a module skipped here takes the modules that require it along
+        changed = False
+        for name, spec in specs.items():
+            missing = [r for r in spec.manifest.requires if r not in specs or r in problems]
+            if name not in problems and missing:
+                problems[name] = (
+                    f"it requires module {missing[0]}, which is not installed or was skipped; "
+                    f"install {missing[0]}, or disable {name} (`feedeater modules disable {name}`)"
+                )
+                changed = True
+    ordered = start_order({n: s for n, s in specs.items() if n not in problems})
+    for name in specs:
+        if name not in problems and name not in ordered:
+            problems[name] = "its requirements form a cycle (Manifest.requires); fix the manifests"
+    return problems
+
+
+def start_order(specs: Mapping[str, ModuleSpec]) -> list[str]:
+    """Module names with every module after the ones it requires, by name otherwise (pure); modules in a
+    requirement cycle, or requiring one not in `specs`, are left out."""
+    order: list[str] = []
+    placed: set[str] = set()
+    pending = sorted(specs)
+    while True:
+        ready = [n for n in pending if all(r in placed for r in specs[n].manifest.requires)]
+        if not ready:
+            return order
+        first = ready[0]
+        order.append(first)
+        placed.add(first)
+        pending.remove(first)
 
 
 def get(specs: Mapping[str, ModuleSpec], name: str) -> ModuleSpec:

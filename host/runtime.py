@@ -10,13 +10,14 @@ import logging
 import os
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import asyncpg
 
-from host import db, livesettings, migrate, module, outbox, settings, streams, tracing
-from host.ai import AI_SETTINGS, build_ai
+from host import ai, db, livesettings, migrate, module, outbox, settings, streams, tracing
+from host.aiservices import AIServices
 from host.config import HostConfig
 from host.errors import UserError
 from host.events import iso_z, subject
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("feedeater.host")
 CLOSE_TIMEOUT_S = 30.0  # how long a stop waits for job runs and database connections before forcing
-_AI_KEYS = frozenset(s.key for s in AI_SETTINGS)
 
 
 class StopClock:
@@ -108,6 +108,10 @@ class Host:
         self.applied_migrations: list[str] = []  # what this process's open() applied
         self.on_serving: Callable[[int], None] | None = None  # told the HTTP port once `run` serves
         self.stop_clock: StopClock | None = None  # started when `run` is told to stop
+        self.ai: AIServices | None = None  # the host's one AIServices (every ctx.ai), made on first use
+        self.ai_conf: dict[str, Any] = {}  # the AI settings it was built from
+        self.aliases_said: set[str] = set()  # deprecated AI setting aliases already logged
+        self.publics: dict[str, object] = {}  # modules' public API objects (Manifest.public), made once
 
     # -- lifecycle -----------------------------------------------------------------------------
     async def open(
@@ -184,8 +188,11 @@ class Host:
                     await spec.teardown(ctx)
                 except Exception as exc:
                     log.warning("module %s teardown failed: %s", name, exc)
-            await ctx.ai.aclose()
         self.contexts.clear()
+        self.publics.clear()
+        if self.ai is not None:
+            await self.ai.aclose()
+            self.ai = None
         clock.mark("teardown")
         tracing.shutdown()  # after the jobs and units: their last spans are exported too
         if self.nc is not None and not self.nc.is_closed:
@@ -246,18 +253,99 @@ class Host:
             enabled,
         )
 
+    async def requirement_notes(self, name: str) -> list[str]:
+        """What the enabled state of `name` means for requirements, one line each: an enabled module that
+        will not start because a module it requires is disabled (`name`'s, or one that requires `name`)."""
+        notes = []
+        for other in [name, *(n for n, s in sorted(self.specs.items()) if name in s.manifest.requires)]:
+            if other in self.specs and await self.enabled(other) and (why := await self.unmet(other)):
+                notes.append(f"{why.message}: it will not start ({why.hint})")
+        return notes
+
     async def resolved_settings(self, name: str) -> dict[str, Any]:
         spec = module.get(self.specs, name)
         async with self.require_pool().acquire() as conn:
             stored = await settings.load_stored(conn, name)
         return settings.resolve(spec.manifest, stored, self.env)
 
+    async def ai_config(self) -> dict[str, Any]:
+        """The host's AI settings in force, with the deprecated alias module's keys where only those are
+        set (one warning line per process naming them)."""
+        alias = self.specs.get(ai.ALIAS_MODULE)
+        async with self.require_pool().acquire() as conn:
+            stored = await settings.load_stored(conn, "host")
+            alias_stored = await settings.load_stored(conn, ai.ALIAS_MODULE) if alias is not None else {}
+        own = self.specs["host"].manifest
+        old = replace(alias.manifest, settings=ai.AI_ALIASES) if alias is not None else None
+        conf, used = ai.effective_config(
+            settings.resolve(own, stored, self.env),
+            settings.explicit(own, stored, self.env),
+            settings.resolve(old, alias_stored, self.env) if old is not None else {},
+            settings.explicit(old, alias_stored, self.env) if old is not None else frozenset(),
+        )
+        if new := [k for k in used if k not in self.aliases_said]:
+            log.warning("%s", ai.alias_line(new))
+            self.aliases_said.update(new)
+        return conf
+
+    async def host_ai(self) -> AIServices:
+        """The host's one AIServices (every module's `ctx.ai`), built from its AI settings on first use."""
+        if self.ai is None:
+            conf = await self.ai_config()
+            self.ai, self.ai_conf = ai.build_ai(conf), conf
+        return self.ai
+
+    async def _refresh_ai(self) -> None:
+        """AI settings changed while running: a new AIServices for every module; the old one closes once
+        calls in flight end."""
+        try:
+            conf = await self.ai_config()
+            if conf == self.ai_conf or self.ai is None:
+                return
+            fresh = ai.build_ai(conf)
+        except UserError as exc:  # a value stored past validation: keep the services running
+            log.warning("AI settings not applied: %s", exc)
+            return
+        old, self.ai, self.ai_conf = self.ai, fresh, conf
+        for ctx in self.contexts.values():
+            ctx.ai = fresh
+        if "host" in self.contexts:
+            self.contexts["host"].retire(old.aclose)
+        else:
+            await old.aclose()
+        log.info("AI services rebuilt from the changed settings")
+
+    async def public_api(self, name: str) -> object:
+        """Module `name`'s public API object (Manifest.public over its own context), made once."""
+        if name not in self.publics:
+            make = module.get(self.specs, name).manifest.public
+            if make is None:
+                raise UserError(f"module {name} offers no public API", f"give {name}'s manifest a `public`")
+            self.publics[name] = await make(await self.context(name))
+        return self.publics[name]
+
+    async def unmet(self, name: str) -> UserError | None:
+        """Why module `name` cannot start (a module it requires, directly or not, is disabled), or None."""
+        for required in module.get(self.specs, name).manifest.requires:
+            if not await self.enabled(required):
+                return UserError(
+                    f"module {name} requires module {required}, which is disabled",
+                    f"enable it (`feedeater modules enable {required}`) or disable {name} "
+                    f"(`feedeater modules disable {name}`)",
+                )
+            if (why := await self.unmet(required)) is not None:
+                return why
+        return None
+
     async def context(self, name: str) -> ModuleContext:
-        """The module's context, built and set up once per process."""
+        """The module's context, built and set up once per process, after the modules it requires."""
         if name in self.contexts:
             return self.contexts[name]
         spec = module.get(self.specs, name)
+        if (why := await self.unmet(name)) is not None:
+            raise why
         resolved = await self.resolved_settings(name)
+        publics = {r: await self.public_api(r) for r in spec.manifest.requires}
         ctx = ModuleContext(
             name=name,
             pool=await self.module_pool(name),
@@ -265,9 +353,10 @@ class Host:
             log=logging.getLogger(f"feedeater.{name}"),
             host_id=self.config.host_id,
             emit=outbox.emitter(name, spec.manifest.events),
-            ai=build_ai(resolved),
+            ai=await self.host_ai(),
             nats=self.nc,
             home=self.config.home,
+            modules=publics,
         )
         if spec.setup is not None:
             await spec.setup(ctx)
@@ -288,13 +377,18 @@ class Host:
         return self.module_pools[name]
 
     async def enabled_contexts(self, *, say_disabled: bool = True) -> list[ModuleContext]:
-        """Set up every enabled module (settings validated first); a disabled module is never started."""
+        """Set up every enabled module in dependency order (settings validated first); a disabled module,
+        or one whose requirement is disabled (one warning line), is never started."""
         out = []
-        for name in sorted(self.specs, key=lambda n: (n != "host", n)):
-            if await self.enabled(name):
+        for name in ["host", *module.start_order({n: s for n, s in self.specs.items() if n != "host"})]:
+            if not await self.enabled(name):
+                if say_disabled:
+                    log.info("module %s is disabled: not starting its jobs, services or subscriptions", name)
+            elif (why := await self.unmet(name)) is not None:
+                if say_disabled:
+                    log.warning("%s: not starting it (%s)", why.message, why.hint)
+            else:
                 out.append(await self.context(name))
-            elif say_disabled:
-                log.info("module %s is disabled: not starting its jobs, services or subscriptions", name)
         return out
 
     # -- settings changed while running (host/livesettings.py) --------------------------------
@@ -305,6 +399,8 @@ class Host:
         for n in [name] if name is not None else list(self.contexts):
             if n in self.contexts:
                 await self._apply_module_settings(self.contexts[n])
+        if name in (None, "host", ai.ALIAS_MODULE):
+            await self._refresh_ai()
         await self._save_host_row(read_at)
 
     async def _apply_module_settings(self, ctx: ModuleContext) -> None:
@@ -312,7 +408,6 @@ class Host:
         try:
             resolved = await self.resolved_settings(ctx.name)
             change = livesettings.plan(spec.manifest, ctx.settings, resolved)
-            ai = build_ai(change.values) if change.live & _AI_KEYS else None
         except UserError as exc:  # a value stored past validation (SQL): keep running with the old ones
             if self.settings_errors.get(ctx.name) != exc.message:
                 log.warning("settings of %s not applied: %s", ctx.name, exc)
@@ -320,9 +415,6 @@ class Host:
             return
         self.settings_errors.pop(ctx.name, None)
         ctx.settings = change.values
-        if ai is not None:
-            ctx.retire(ctx.ai.aclose)
-            ctx.ai = ai
         if change.live and spec.reconfigure is not None:
             await spec.reconfigure(ctx, change.live)
         if ctx.name == "host" and change.live & BUS_LIMITS and self.nc is not None:

@@ -77,6 +77,13 @@ def resolve(manifest: Manifest, stored: Mapping[str, Any], env: Mapping[str, str
     return out
 
 
+def explicit(manifest: Manifest, stored: Mapping[str, Any], env: Mapping[str, str]) -> frozenset[str]:
+    """The keys the user set (stored or in the environment) rather than left at their default (pure)."""
+    return frozenset(
+        s.key for s in manifest.settings if s.key in stored or env_key(manifest.name, s.key) in env
+    )
+
+
 def display(setting: Setting, value: Any) -> str:
     """A value as shown to users: secrets are never printed."""
     if setting.secret:

@@ -27,8 +27,8 @@ from host.web.auth import is_loopback
 if TYPE_CHECKING:
     import asyncpg
 
+    from host.console.hostview import ConsoleHost
     from host.module import ModuleContext, Routes
-    from host.runtime import Host
 
 CORE_NAV = (("Overview", "/"), ("Contexts", "/contexts"), ("Live bus", "/live"), ("Settings", "/settings"))
 
@@ -52,7 +52,7 @@ class Console:
     logins: LoginThrottle
 
 
-async def mount(app: FastAPI, host: Host, pages: Sequence[tuple[ModuleContext, Routes]]) -> None:
+async def mount(app: FastAPI, host: ConsoleHost, pages: Sequence[tuple[ModuleContext, Routes]]) -> None:
     async with host.require_pool().acquire() as conn:
         await auth.load(conn)  # the auth row (CSRF key) exists before the first request
     loopback = is_loopback(host.config.http_host)

@@ -17,7 +17,7 @@ from host.console.security import Refused, guard, set_cookie
 from host.web.gate import client_of
 
 if TYPE_CHECKING:
-    from host.runtime import Host
+    from host.console.hostview import ConsoleHost
 
 log = logging.getLogger("feedeater.console")
 
@@ -28,7 +28,7 @@ def _safe_next(raw: Any) -> str:
     return text if text.startswith("/") and not text.startswith("//") and "\\" not in text else "/"
 
 
-def build(host: Host) -> APIRouter:
+def build(host: ConsoleHost) -> APIRouter:
     router = APIRouter(dependencies=[Depends(guard)], include_in_schema=False)
 
     @router.get("/login")
@@ -81,10 +81,14 @@ def build(host: Host) -> APIRouter:
             "overview.html",
             title="Overview",
             o=o,
-            events_spark=svg.sparkline([n / 60 for n in o.events_per_minute], label="events/s, last hour"),
-            polls_spark=svg.sparkline([n / 60 for n in o.polls_per_minute], label="polls/s, last hour"),
-            events_now=sum(o.events_per_minute[-5:]) / 300,
-            polls_now=sum(o.polls_per_minute[-5:]) / 300,
+            rates=[
+                (
+                    unit,
+                    sum(counts[-5:]) / 300,
+                    svg.sparkline([n / 60 for n in counts], label=f"{unit}/s, last hour"),
+                )
+                for unit, counts in [*o.throughput, ("events", o.events_per_minute)]
+            ],
         )
 
     @router.get("/contexts")
@@ -157,13 +161,13 @@ def build(host: Host) -> APIRouter:
     return router
 
 
-async def _auth_state(host: Host) -> auth.AuthState:
+async def _auth_state(host: ConsoleHost) -> auth.AuthState:
     async with host.require_pool().acquire() as conn:
         return await auth.load(conn)
 
 
 async def _forms(
-    host: Host,
+    host: ConsoleHost,
     failed: str | None = None,
     raw: dict[str, str] | None = None,
     errors: dict[str, str] | None = None,

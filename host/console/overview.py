@@ -12,11 +12,9 @@ import asyncpg
 from host import dlq, livesettings, outbox, progress
 
 if TYPE_CHECKING:
-    from host.runtime import Host
+    from host.console.hostview import ConsoleHost
 
 SPARK_MINUTES = 60
-# The throughput sparkline of polls: the rss poll job reports how many feeds each run polled.
-POLL_JOB = ("rss", "poll", "feeds")
 
 
 @dataclass(slots=True)
@@ -48,7 +46,7 @@ class Overview:
     outbox: outbox.OutboxStatus
     modules: list[ModuleView]
     events_per_minute: list[int]
-    polls_per_minute: list[int]
+    throughput: list[tuple[str, list[int]]]  # (unit, per minute) of every module's Manifest.overview
     hosts: list[dict[str, Any]] = field(default_factory=list)  # running hosts (host.hosts)
     skipped: dict[str, str] = field(default_factory=dict)  # installed modules that could not be loaded
     dead_letters: int | None = None  # events subscriptions gave up on (None: the bus is not attached)
@@ -69,12 +67,13 @@ async def _outbox_status(pool: asyncpg.Pool) -> outbox.OutboxStatus:
         return await outbox.status(conn)
 
 
-async def load(host: Host) -> Overview:
+async def load(host: ConsoleHost) -> Overview:
     """The queries run concurrently on the pool's connections: on a busy machine the page then waits for
     the slowest one, not for their sum."""
     pool = host.require_pool()
     declared = [(name, job.name) for name, spec in host.specs.items() for job in spec.manifest.jobs]
-    version, status, events, polls, runs, units, enabled_rows, hosts = await asyncio.gather(
+    charted = [(name, t) for name, spec in host.specs.items() for t in spec.manifest.overview]
+    version, status, events, counted, runs, units, enabled_rows, hosts = await asyncio.gather(
         pool.fetchval("SHOW server_version"),
         _outbox_status(pool),
         pool.fetch(
@@ -83,11 +82,15 @@ async def load(host: Host) -> Overview:
             SPARK_MINUTES,
         ),
         pool.fetch(
-            """SELECT floor(extract(epoch FROM now() - started_at) / 60) AS ago,
-                      sum((metrics ->> $3)::bigint) AS n
-               FROM host.job_runs WHERE module = $1 AND job = $2 AND started_at > now() - make_interval(mins => $4)
-               GROUP BY 1""",
-            *POLL_JOB,
+            """SELECT t.i, floor(extract(epoch FROM now() - r.started_at) / 60) AS ago,
+                      sum((r.metrics ->> t.metric)::bigint) AS n
+               FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS t(module, job, metric, i)
+               JOIN host.job_runs r ON r.module = t.module AND r.job = t.job
+                AND r.started_at > now() - make_interval(mins => $4)
+               GROUP BY 1, 2""",
+            [name for name, _ in charted],
+            [t.job for _, t in charted],
+            [t.metric for _, t in charted],
             SPARK_MINUTES,
         ),
         # One index range per declared job (job_runs_by_job), however many runs a week leaves behind.
@@ -141,7 +144,10 @@ async def load(host: Host) -> Overview:
         outbox=status,
         modules=modules,
         events_per_minute=per_minute(events),
-        polls_per_minute=per_minute(polls),
+        throughput=[
+            (t.unit, per_minute([r for r in counted if r["i"] == i]))
+            for i, (_, t) in enumerate(charted, start=1)
+        ],
         hosts=hosts,
         skipped=dict(sorted(host.skipped.items())),
         dead_letters=await dlq.count(nc.jetstream()) if nc is not None and nc.is_connected else None,

@@ -174,7 +174,7 @@ def check_url(url: str) -> str:
     netloc = host if port in (None, _DEFAULT_PORTS[scheme]) else f"{host}:{port}"
     joined = urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
     if host.isascii() and _SPELLED_AS_HTTPX_RE.fullmatch(joined) and not _DOT_SEGMENT_RE.search(parts.path):
-        return joined  # httpx would return it unchanged (tests/rss/test_netguard.py checks that claim)
+        return joined  # httpx would return it unchanged (tests/host/test_netguard.py checks that claim)
     try:
         return str(httpx.URL(joined))
     except httpx.InvalidURL as exc:

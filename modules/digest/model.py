@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,3 +30,46 @@ class Article:
     revision: int
     updated: bool  # from a MessageUpdated
     guid: str | None = None  # the source's own id of the item (rss: the feed's guid as rss read it)
+
+
+@dataclass
+class Item:
+    section: str  # top | noteworthy | also
+    label: str
+    trend: str | None
+    title: str
+    source: str
+    tier: int
+    published: datetime
+    date_uncertain: bool
+    url: str | None
+    score: float
+    summary: str
+    related_count: int
+    related_sources: list[str]
+    article_id: int
+    terms: list[str]
+    topic_size: int
+    cluster_id: int = 0  # the lead's story cluster (`digest cluster ID`)
+    event_id: int = 0  # the lead's event: its story and the other coverage linked as same_event
+    stories: int = 1  # story clusters in this item (its events' stories)
+
+
+@dataclass
+class Digest:
+    type: str
+    title: str
+    window_start: datetime
+    window_end: datetime
+    created_at: datetime
+    article_count: int
+    duplicates_removed: int
+    items: list[Item]
+    health: dict[str, Any]
+    checks: list[dict[str, Any]] = field(default_factory=list)
+
+    def section(self, name: str) -> list[Item]:
+        return [i for i in self.items if i.section == name]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

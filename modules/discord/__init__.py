@@ -86,6 +86,7 @@ MANIFEST = Manifest(
     ),
     migrations=builtin("discord"),
     enabled_by_default=True,
+    requires=("rss",),  # subscribes through rss's public API, posts its messageCreated events
 )
 
 MODULE = ModuleSpec(manifest=MANIFEST)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,11 +22,9 @@ from discord.gateway import DiscordWebSocket
 
 from host.errors import UserError
 from host.module import Idle, ModuleContext
-from host.net.fetcher import Fetcher
 from modules.discord import commands, post, store
 from modules.discord.format import Item, Source, embed
-from modules.rss import public as rss
-from modules.rss.public import Entry
+from modules.rss.public import Entry, Rss
 
 log = logging.getLogger("feedeater.discord")
 POST_PERMISSIONS = {"send_messages": "Send Messages", "embed_links": "Embed Links"}
@@ -37,18 +35,6 @@ def configure_endpoints(api_base: str, gateway_url: str) -> None:
     """Point discord.py at an API (Discord's by default; a stand-in in tests). Both are process-wide."""
     discord.http.Route.BASE = api_base.rstrip("/")
     DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(gateway_url)
-
-
-@contextlib.asynccontextmanager
-async def rss_fetcher(ctx: ModuleContext) -> AsyncIterator[Fetcher]:
-    """A fetcher configured like the rss module's own (user agent, limits, private networks), from its
-    settings as stored now: one per command, so `settings set rss.…` reaches the next /feed add."""
-    async with ctx.pool.acquire() as conn:
-        fetcher = await rss.rss_fetcher(conn)
-    try:
-        yield fetcher
-    finally:
-        await fetcher.aclose()
 
 
 class DiscordChannels:
@@ -101,6 +87,7 @@ class FeedBot(discord.Client):
         intents.guilds = True
         super().__init__(intents=intents)
         self.ctx = ctx
+        self.rss = ctx.api("rss", Rss)  # one fetcher per command, so `settings set rss.…` reaches the next
         self.started = datetime.now(UTC)
         self.tree = app_commands.CommandTree(self)
         self.tree.add_command(feed_group(self))
@@ -161,16 +148,16 @@ class FeedBot(discord.Client):
         if not isinstance(target, discord.TextChannel):
             raise commands.CommandError(f"<#{channel_id}> is not a text channel I can see.")
         commands.require_post_permissions(channel_id, self.missing_permissions(target))
-        async with rss_fetcher(self.ctx) as fetcher:
-            validated = await rss.validate(fetcher, url)
+        async with self.rss.fetcher() as fetcher:
+            validated = await self.rss.validate(fetcher, url)
             async with self.ctx.pool.acquire() as conn, conn.transaction():
-                feed, _ = await rss.subscribe(conn, fetcher, validated.url, validated=validated)
+                feed = await self.rss.subscribe(conn, fetcher, validated)
                 name = commands.name(validated.feed.title or feed.title, validated.url)
                 sub, created = await store.add_subscription(
                     conn,
                     guild_id=interaction.guild.id,
                     channel_id=channel_id,
-                    feed_id=feed.id,
+                    feed_id=feed.feed_id,
                     feed_url=validated.url,
                     name=validated.feed.title or feed.title or validated.url,
                     icon_url=validated.feed.image,
@@ -181,13 +168,13 @@ class FeedBot(discord.Client):
                     shown = {i.guid for i in items}
                     await store.remember_existing(
                         conn,
-                        feed.id,
+                        feed.feed_id,
                         channel_id,
                         (e.guid for e in validated.feed.entries if e.guid not in shown),
                     )
                     now = datetime.now(UTC)
                     for item in items:
-                        await store.enqueue(conn, feed.id, item, item.published or now, only=sub.id)
+                        await store.enqueue(conn, feed.feed_id, item, item.published or now, only=sub.id)
         post.wake(self.ctx).set()
         return commands.added(name, sub.id, created)
 
@@ -207,8 +194,8 @@ class FeedBot(discord.Client):
         return commands.listing((commands.Listed.from_row(r) for r in rows), datetime.now(UTC))
 
     async def preview(self, url: str) -> tuple[str, dict[str, Any]] | str:
-        async with rss_fetcher(self.ctx) as fetcher:
-            validated = await rss.validate(fetcher, url)
+        async with self.rss.fetcher() as fetcher:
+            validated = await self.rss.validate(fetcher, url)
         title = validated.feed.title or validated.url
         items = recent(validated.feed.entries, 1)
         if not items:

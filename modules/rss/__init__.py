@@ -11,9 +11,9 @@ import argparse
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from host.ai import AI_SETTINGS
+from host.ai import AI_ALIASES
 from host.migrate import builtin
-from host.module import Job, Manifest, ModuleContext, ModuleSpec, Routes, Service, lazy
+from host.module import Job, Manifest, ModuleContext, ModuleSpec, Routes, Service, Throughput, lazy
 from modules.rss import settings
 
 
@@ -145,7 +145,7 @@ MANIFEST = Manifest(
     ),
     settings=(
         *settings.CORE,
-        *AI_SETTINGS,
+        *AI_ALIASES,  # deprecated: the host's AI settings (host.summarizer, …) apply to every module
         *settings.EMBED,
         *settings.SUMMARY,
         *settings.FULLTEXT,
@@ -153,6 +153,8 @@ MANIFEST = Manifest(
     ),
     events=("messageCreated", "messageUpdated", "contextUpdated"),
     migrations=builtin("rss"),
+    public=_lazy("public:api"),  # what other modules may call (modules/rss/public.py)
+    overview=(Throughput("poll", "feeds", "polls"),),  # each poll run reports the feeds it polled
 )
 
 MODULE = ModuleSpec(

@@ -1,47 +1,64 @@
-"""What other modules may use of rss, and nothing else: the types and pure helpers below, and a fetcher
-configured like rss's own. Importing anything else of rss from another module is reaching into its
-internals (issue #22 enforces this with import contracts)."""
+"""rss's public API: what other modules may use of rss, and nothing else. The host makes one `Rss` over
+rss's own context (`Manifest.public`) for the modules that require rss (`ctx.api("rss", Rss)`); the types
+and pure helpers below are importable as they are. Anything else of rss is its internals."""
 
 from __future__ import annotations
 
-import os
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 
 import asyncpg
 
-from host import settings as host_settings
+from host.module import ModuleContext
 from host.net.fetcher import Fetcher
 from host.roles import acting_as
-from modules.rss import MANIFEST, store
 from modules.rss.ingest.poll import make_fetcher
 from modules.rss.ingest.processors import register as register_processor
 from modules.rss.model import Entry
 from modules.rss.parse.sanitize import html_to_text
-from modules.rss.subscriptions import subscribe as subscribing
-from modules.rss.subscriptions.subscribe import Validated, validate
+from modules.rss.subscriptions import subscribe as subscriptions
+from modules.rss.subscriptions.subscribe import Validated
 
-__all__ = ["Entry", "html_to_text", "register_processor", "rss_fetcher", "subscribe", "validate"]
-
-
-async def rss_fetcher(conn: asyncpg.Connection) -> Fetcher:
-    """A fetcher with rss's settings as stored now (user agent, limits, private networks); the caller
-    closes it."""
-    async with acting_as(conn, None):  # stored settings are the host's (other modules may not read them)
-        stored = await host_settings.load_stored(conn, MANIFEST.name)
-    return make_fetcher(host_settings.resolve(MANIFEST, stored, os.environ))
+__all__ = ["Entry", "Rss", "Subscribed", "Validated", "api", "html_to_text", "register_processor"]
 
 
-async def subscribe(
-    conn: asyncpg.Connection,
-    fetcher: Fetcher,
-    url: str,
-    *,
-    folder: str | None = None,
-    interval_minutes: float | None = None,
-    validated: Validated | None = None,
-) -> tuple[store.FeedRow, bool]:
-    """Subscribe to a feed inside the caller's transaction, with rss's database rights (the caller's
-    connection may act as another module's role: host/roles.py)."""
-    async with acting_as(conn, MANIFEST.name):
-        return await subscribing.subscribe(
-            conn, fetcher, url, folder=folder, interval_minutes=interval_minutes, validated=validated
-        )
+@dataclass(frozen=True, slots=True)
+class Subscribed:
+    feed_id: int
+    title: str  # the stored feed's title
+    created: bool  # False: the feed was already subscribed
+
+
+class Rss:
+    """Subscribing to feeds as rss does (fetch, parse, autodiscovery, its settings), for other modules."""
+
+    def __init__(self, ctx: ModuleContext) -> None:
+        self._ctx = ctx
+
+    @contextlib.asynccontextmanager
+    async def fetcher(self) -> AsyncIterator[Fetcher]:
+        """A fetcher configured like rss's own (user agent, limits, private networks) from rss's settings
+        in force now: the host re-resolves them when they change, so `settings set rss.…` reaches the
+        next one. Closed on exit."""
+        fetcher = make_fetcher(self._ctx.settings)
+        try:
+            yield fetcher
+        finally:
+            await fetcher.aclose()
+
+    async def validate(self, fetcher: Fetcher, url: str) -> Validated:
+        """Fetch and parse `url` (a page is searched for its feeds); UserError says why it is no feed."""
+        return await subscriptions.validate(fetcher, url)
+
+    async def subscribe(self, conn: asyncpg.Connection, fetcher: Fetcher, validated: Validated) -> Subscribed:
+        """Store a validated feed for rss to poll, in the caller's transaction with rss's database rights
+        (the caller's connection acts as its own module's role: host/roles.py)."""
+        async with acting_as(conn, self._ctx.name):
+            feed, created = await subscriptions.subscribe(conn, fetcher, validated.url, validated=validated)
+        return Subscribed(feed.id, feed.title, created)
+
+
+async def api(ctx: ModuleContext) -> Rss:
+    """rss's `Manifest.public`: the host calls it once with rss's context."""
+    return Rss(ctx)

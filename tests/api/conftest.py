@@ -49,7 +49,7 @@ async def running(
     `config`: other HostConfig fields (public_hosts, trusted_proxies)."""
     # No embedding model: search answers from full text, and nothing spends CPU embedding test entries.
     h = make_host(
-        home, database_url, nats_url, host_id=f"api-{home.name}", env={"FEEDEATER_RSS_EMBEDDER": "none"}
+        home, database_url, nats_url, host_id=f"api-{home.name}", env={"FEEDEATER_HOST_EMBEDDER": "none"}
     )
     h.config = dataclasses.replace(h.config, http_host=http_host, **config)
     await h.open(connect_bus=False)

@@ -219,9 +219,9 @@ def test_jobs_run_is_quiet_off_a_terminal_and_jobs_list_says_what_runs_did(
     assert " ago" in row and "ok" in row
     ai_env = {
         **cli_env,
-        "FEEDEATER_RSS_EMBEDDER": "openai",
-        "FEEDEATER_RSS_EMBEDDING_MODEL": "fake-embed",
-        "FEEDEATER_RSS_OPENAI_BASE_URL": fake_ai.base_url,
+        "FEEDEATER_HOST_EMBEDDER": "openai",
+        "FEEDEATER_HOST_EMBEDDING_MODEL": "fake-embed",
+        "FEEDEATER_HOST_OPENAI_BASE_URL": fake_ai.base_url,
     }
     assert feedeater(ai_env, "jobs", "run", "rss.embed").returncode == 0
     for command in ("status", "jobs"):  # the embedding backlog and rate, from the embed job's last run

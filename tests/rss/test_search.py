@@ -590,9 +590,9 @@ async def test_cli_search_and_reembed(
         FEEDEATER_HOME=str(tmp_path / "cli"),
         FEEDEATER_DATABASE_URL=database_url,
         FEEDEATER_NATS_URL=nats_url,
-        FEEDEATER_RSS_EMBEDDER="openai",
-        FEEDEATER_RSS_EMBEDDING_MODEL="fake-embed",
-        FEEDEATER_RSS_OPENAI_BASE_URL=fake_ai.base_url,
+        FEEDEATER_HOST_EMBEDDER="openai",
+        FEEDEATER_HOST_EMBEDDING_MODEL="fake-embed",
+        FEEDEATER_HOST_OPENAI_BASE_URL=fake_ai.base_url,
     )
 
     async def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -628,7 +628,7 @@ async def test_cli_search_and_reembed(
     assert reply["answered_by"] == "host", (
         done.stderr
     )  # the test's host serves feedeater.rss.search on this NATS
-    degraded = await cli({**env, "FEEDEATER_RSS_EMBEDDER": "none"}, "search", "solar", "--local", "--json")
+    degraded = await cli({**env, "FEEDEATER_HOST_EMBEDDER": "none"}, "search", "solar", "--local", "--json")
     local = json.loads(degraded.stdout)
     assert local["degraded_reason"] == "no embedder configured" and local["answered_by"] == "cli"
     assert local["coverage"] is None

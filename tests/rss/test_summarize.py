@@ -478,7 +478,9 @@ async def test_without_a_summarizer_the_summary_is_extractive(host: Host) -> Non
     assert stored is not None and stored["meta"]["method"] == "extractive"
     assert stored["meta"]["fallbackReason"] is None  # extractive by choice, not a fallback
     disabled = await run_job(
-        await module_ctx(host, summarizer="none"), MANIFEST.job("updateContexts"), trigger="manual"
+        await module_ctx(host, ai=AIServices(summaries="none")),
+        MANIFEST.job("updateContexts"),
+        trigger="manual",
     )
     assert disabled.metrics == {"disabled": True}
 

@@ -1,7 +1,7 @@
 """SSRF with the default policy: private, loopback and metadata addresses, in every spelling, are refused by
 `feedeater rss add` and by the poll job, and no request reaches the (loopback) test server.
 
-Redirects into the private network are refused at the fetcher level (tests/rss/test_fetch.py), which the
+Redirects into the private network are refused at the fetcher level (tests/host/test_fetch.py), which the
 poll job and `rss add` share.
 """
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -17,54 +17,12 @@ from sklearn.preprocessing import normalize
 from modules.digest.assemble import checks, summary
 from modules.digest.assemble.stories import representative
 from modules.digest.cluster import topics, trends
+from modules.digest.model import Digest, Item
 from modules.digest.score import importance as imp
 from modules.digest.settings import DigestType
 from modules.digest.text import cluster_document, first_words
 
 DUPLICATES = ("exact_duplicate", "near_duplicate")
-
-
-@dataclass
-class Item:
-    section: str  # top | noteworthy | also
-    label: str
-    trend: str | None
-    title: str
-    source: str
-    tier: int
-    published: datetime
-    date_uncertain: bool
-    url: str | None
-    score: float
-    summary: str
-    related_count: int
-    related_sources: list[str]
-    article_id: int
-    terms: list[str]
-    topic_size: int
-    cluster_id: int = 0  # the lead's story cluster (`digest cluster ID`)
-    event_id: int = 0  # the lead's event: its story and the other coverage linked as same_event
-    stories: int = 1  # story clusters in this item (its events' stories)
-
-
-@dataclass
-class Digest:
-    type: str
-    title: str
-    window_start: datetime
-    window_end: datetime
-    created_at: datetime
-    article_count: int
-    duplicates_removed: int
-    items: list[Item]
-    health: dict[str, Any]
-    checks: list[dict[str, Any]] = field(default_factory=list)
-
-    def section(self, name: str) -> list[Item]:
-        return [i for i in self.items if i.section == name]
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from modules.digest.model import Digest
 from modules.digest.score.importance import Components, section_for
 from modules.digest.settings import DigestType
-
-if TYPE_CHECKING:
-    from modules.digest.assemble.build import Digest
 
 LABEL_MAX = 60
 Check = dict[str, Any]

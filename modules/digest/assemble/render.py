@@ -9,8 +9,8 @@ import json
 from datetime import datetime
 from typing import Any
 
-from modules.digest.assemble.build import Digest, Item
 from modules.digest.cluster.labels import headline
+from modules.digest.model import Digest, Item
 
 SECTIONS = (("top", "Top Stories"), ("noteworthy", "Noteworthy"), ("also", "Also Mentioned"))
 

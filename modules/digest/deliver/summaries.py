@@ -12,8 +12,8 @@ import logging
 from typing import Any
 
 from host.ai import ProviderError, Summarizer
-from modules.digest.assemble.build import Digest
 from modules.digest.cluster.labels import LABEL_MAX
+from modules.digest.model import Digest
 
 log = logging.getLogger("feedeater.digest")
 SYSTEM = (

@@ -468,7 +468,7 @@ async def run(ctx: ModuleContext) -> dict[str, Any]:
 
     The host's `summarizer` setting picks the method: `openai` (LLM, extractive fallback), `extractive`,
     or `none` (no contexts at all)."""
-    if ctx.settings["summarizer"] == "none":
+    if ctx.ai.summaries == "none":
         return {"disabled": True}
     started = time.monotonic()
     now = datetime.now(UTC)
