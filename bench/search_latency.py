@@ -47,7 +47,6 @@ from bench import seed_entries  # noqa: E402
 from host.ai import AIServices, LocalEmbedder  # noqa: E402
 from host.config import HostConfig  # noqa: E402
 from host.runtime import Host  # noqa: E402
-from modules.rss.enrich import embed  # noqa: E402
 from modules.rss.search.query import (  # noqa: E402
     CoverageCache,
     SearchQuery,
@@ -55,6 +54,7 @@ from modules.rss.search.query import (  # noqa: E402
     candidates_per_side,
     search,
 )
+from modules.rss.store import embeddings  # noqa: E402
 
 DIMS = 384
 MODEL = "synthetic"
@@ -145,7 +145,7 @@ async def load(
         )
         timings["load_vectors_s"] = time.perf_counter() - started
         started = time.perf_counter()
-        await embed.ensure_index(conn, DIMS)
+        await embeddings.ensure_index(conn, DIMS)
         timings["hnsw_build_s"] = time.perf_counter() - started
         await conn.execute("VACUUM ANALYZE mod_rss.entries")
         await conn.execute("VACUUM ANALYZE mod_rss.entry_embeddings")
@@ -218,7 +218,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     f"""EXPLAIN (ANALYZE, BUFFERS) SELECT x.entry_id FROM mod_rss.entry_embeddings x
                         JOIN mod_rss.entries e ON e.id = x.entry_id JOIN mod_rss.feeds f ON f.id = e.feed_id
                         WHERE x.dims = {DIMS} AND x.model = $2
-                        ORDER BY {embed.vector_expr(DIMS)} <=> $1::vector({DIMS}) LIMIT 50""",
+                        ORDER BY {embeddings.vector_expr(DIMS)} <=> $1::vector({DIMS}) LIMIT 50""",
                     query_vectors[queries[0]],
                     MODEL,
                 )

@@ -1,12 +1,16 @@
 """Data types that flow between the RSS module's stages (fetch → parse → normalize → store → publish).
 
-They are plain dataclasses so every stage can be tested without I/O.
+They are plain dataclasses so every stage can be tested without I/O. The intents (Known … Intents) are
+what ingest decides and store writes: they live here, beside both, so store imports nothing of ingest.
 """
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
+
+from host.events import stable_uuid
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,3 +72,74 @@ class Feed:
     links: tuple[tuple[str, str], ...] = ()
     skipped_items: int = 0  # items with nothing in them (no title, body, link or media), left out (seed 002)
     over_cap: tuple[str, ...] = ()  # guids of the oldest entries left out over the per-document item cap
+
+
+def message_id(feed_id: int, guid: str) -> uuid.UUID:
+    """An entry's FeedEater message id. Deterministic: the same (feed, guid) always yields the same id."""
+    return stable_uuid("rss", str(feed_id), guid)
+
+
+def context_key(feed_id: int) -> str:
+    """A feed's context key (host.contexts source_key)."""
+    return f"feed:{feed_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """What storage knows of one stored entry."""
+
+    content_hash: str
+    revision: int
+    first_seen: datetime
+    entry_id: int | None = None  # its row (events refer to the whole entry by it)
+
+
+@dataclass(slots=True)
+class New:
+    entry: Entry
+    realtime: bool = False  # set by the `mark_realtime` processor
+    reason: str = (
+        "not-judged"  # why it is (not) realtime: realtime, first-poll, before-cutoff, … (ingest.diff.REASONS)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Filtered:
+    """A new entry a processor removed: it is not stored and not announced (intake_skips keeps the fact)."""
+
+    entry: Entry
+    processor: str
+
+
+@dataclass(slots=True)
+class Revised:
+    entry: Entry
+    known: Known
+
+    @property
+    def revision(self) -> int:
+        return self.known.revision + 1
+
+
+@dataclass(slots=True)
+class Intents:
+    """Everything one intake of one feed document will do."""
+
+    feed_id: int
+    feed_title: str
+    now: datetime
+    first_poll: bool  # the feed's first successful parse: its backlog is never realtime
+    lookback_hours: int
+    new: list[New] = field(default_factory=list)
+    revised: list[Revised] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)  # guids seen again with the same content
+    gone: list[str] = field(default_factory=list)  # guids deleted before (tombstoned): never re-added
+    filtered: list[Filtered] = field(default_factory=list)  # new entries a processor removed (processors.run)
+    grace_minutes: int = 0  # the lookback window is this much wider (scheduler drift at its edge)
+    fetch_id: int | None = None  # the raw fetch the entries were parsed from (events carry it)
+    typical_order: str | None = None  # how the feed orders its entries (ingest.order), None = unknown
+
+    @property
+    def seen(self) -> list[str]:
+        """Guids already stored that the document still carries (their last_seen moves)."""
+        return [r.entry.guid for r in self.revised] + self.unchanged

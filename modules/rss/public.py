@@ -12,11 +12,12 @@ from host import settings as host_settings
 from host.net.fetcher import Fetcher
 from modules.rss import MANIFEST
 from modules.rss.ingest.poll import make_fetcher
+from modules.rss.ingest.processors import register as register_processor
 from modules.rss.model import Entry
 from modules.rss.parse.sanitize import html_to_text
 from modules.rss.subscriptions.subscribe import subscribe, validate
 
-__all__ = ["Entry", "html_to_text", "rss_fetcher", "subscribe", "validate"]
+__all__ = ["Entry", "html_to_text", "register_processor", "rss_fetcher", "subscribe", "validate"]
 
 
 async def rss_fetcher(conn: asyncpg.Connection) -> Fetcher:

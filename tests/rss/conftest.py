@@ -9,8 +9,24 @@ from typing import Any
 import pytest
 
 from host.runtime import Host
+from modules.rss.model import Intents
+from modules.rss.public import register_processor
 from tests.fakeai import FakeAI
 from tests.services import make_host, reset_stream
+
+
+def drop_sponsored(intents: Intents) -> Intents:
+    """A filter as a user would write one: sponsored posts never enter storage or the bus."""
+    intents.new = [n for n in intents.new if "sponsored" not in n.entry.title.lower()]
+    return intents
+
+
+@pytest.fixture
+def sponsored_filter() -> Iterator[None]:
+    """`drop_sponsored` registered through rss's public API for one test."""
+    remove = register_processor(drop_sponsored)
+    yield
+    remove()
 
 
 @pytest.fixture

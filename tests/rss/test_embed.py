@@ -29,6 +29,7 @@ from modules.rss import MANIFEST, store
 from modules.rss import settings as rss_settings
 from modules.rss.enrich import embed
 from modules.rss.model import Entry
+from modules.rss.store import embeddings
 from tests.fakeai import FakeAI, fake_embedding
 from tests.feedserver import FeedServer, Route
 from tests.rss.seed import ingest
@@ -125,10 +126,11 @@ def test_retry_delay_doubles_to_an_hour() -> None:
 
 
 def test_vector_type_by_size() -> None:
-    assert embed.vector_type(384) == "vector" and embed.vector_expr(384) == "(embedding::vector(384))"
-    assert embed.vector_type(3072) == "halfvec"
+    assert embeddings.vector_type(384) == "vector"
+    assert embeddings.vector_expr(384) == "(embedding::vector(384))"
+    assert embeddings.vector_type(3072) == "halfvec"
     with pytest.raises(UserError, match="4096 dimensions"):
-        embed.vector_type(4096)
+        embeddings.vector_type(4096)
 
 
 def test_backoff_delay_is_exponential_capped_and_honours_retry_after() -> None:
@@ -432,7 +434,7 @@ async def test_an_entry_revised_while_embedding_stays_pending(ai_host: Host) -> 
     async with pool.acquire() as conn:
         claimed = await embed.claim(conn, limit=10, max_chars=100)
         await ingest(conn, feed, [entry("a", "New", "new text")])
-        await embed.save_done(conn, "m", claimed, [[1.0, 0.0]])
+        await embeddings.save_done(conn, "m", [(c.entry_id, c.content_hash) for c in claimed], [[1.0, 0.0]])
     st = (await states(ai_host))["a"]
     assert (
         st["status"] == "pending" and st["embedded_hash"] != st["content_hash"]
@@ -501,8 +503,8 @@ async def test_reembed_queues_everything_and_no_embedder_means_no_work(
     ctx = await rss_context(ai_host, fake_ai)
     await add_entries(ai_host, [entry("a", "A", "a"), entry("b", "B", "b")])
     await embed_all(ctx)
-    assert await embed.backlog(ai_host.require_pool()) == {"pending": 0, "done": 2, "failed": 0}
-    assert await embed.mark_all_pending(ai_host.require_pool()) == 2
-    assert await embed.backlog(ai_host.require_pool()) == {"pending": 2, "done": 0, "failed": 0}
+    assert await embeddings.backlog(ai_host.require_pool()) == {"pending": 0, "done": 2, "failed": 0}
+    assert await embeddings.mark_all_pending(ai_host.require_pool()) == 2
+    assert await embeddings.backlog(ai_host.require_pool()) == {"pending": 2, "done": 0, "failed": 0}
     off = await rss_context(ai_host, None)
     assert await embed_all(off) == {"skipped": "no embedder configured"}

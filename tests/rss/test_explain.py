@@ -16,9 +16,7 @@ from host.cli import main
 from host.runtime import Host
 from modules.rss.explain import why
 from modules.rss.explain.decision import Document, Facts, FeedFacts, Skipped, StoredEntry, explain
-from modules.rss.ingest import processors
 from tests.feedserver import FeedServer, Route, ago, rss
-from tests.rss.test_intake import drop_sponsored
 from tests.rss.test_poll import add, make_due, poll
 from tests.services import feedeater_env
 
@@ -155,12 +153,12 @@ async def test_why_over_real_polls_and_from_the_command_line(
     nats_url: str,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    sponsored_filter: None,
 ) -> None:
     backlog = ("old", "From the backlog", ago(days=3), "x")
     feed_server.route("/f", Route(body=rss([backlog])))
     feed = await add(host, feed_server.url("/f"))
     ctx = await host.context("rss")
-    ctx.state["processors"] = (*processors.DEFAULT, drop_sponsored)
     await poll(host)
     items = [("fresh", "Fresh", ago(hours=1), "y"), ("stale", "Stale", ago(days=5), "z"), ("ad", "Sponsored", ago(minutes=5), "buy")]  # fmt: skip
     feed_server.route("/f", Route(body=rss(items)))  # the backlog item is gone from the document

@@ -6,9 +6,11 @@ from datetime import UTC, datetime, timedelta
 
 from host.runtime import Host
 from modules.rss.ingest import processors, publish
-from modules.rss.ingest.diff import Intents, Known, diff
-from modules.rss.model import Entry
+from modules.rss.ingest.diff import diff
+from modules.rss.model import Entry, Intents, Known
+from modules.rss.public import register_processor
 from tests.feedserver import FeedServer, Route, ago, rss
+from tests.rss.conftest import drop_sponsored
 from tests.rss.test_poll import add, make_due, poll
 from tests.services import BusReader
 
@@ -63,6 +65,15 @@ def test_mark_realtime_uses_the_lookback_window_and_never_marks_a_first_poll() -
     assert not any(n.realtime for n in backfill.new)
 
 
+def test_a_registered_processor_runs_after_the_defaults_until_taken_out() -> None:
+    remove = register_processor(drop_sponsored)
+    try:
+        assert processors.steps() == (*processors.DEFAULT, drop_sponsored)
+    finally:
+        remove()
+    assert processors.steps() == processors.DEFAULT
+
+
 def test_events_announce_only_what_storage_inserted() -> None:
     got = processors.run(
         intents_of([entry("a"), entry("b"), entry("c", "new")], {"c": Known("old", 1, NOW)}, set())
@@ -75,20 +86,12 @@ def test_events_announce_only_what_storage_inserted() -> None:
     assert events[1].payload["message"]["rss"]["revision"] == 2
 
 
-def drop_sponsored(intents: Intents) -> Intents:
-    """A filter as a user would write one: sponsored posts never enter storage or the bus."""
-    intents.new = [n for n in intents.new if "sponsored" not in n.entry.title.lower()]
-    return intents
-
-
 async def test_a_processor_hooked_into_the_poll_filters_before_storage_and_bus(
-    host: Host, bus: BusReader, feed_server: FeedServer
+    host: Host, bus: BusReader, feed_server: FeedServer, sponsored_filter: None
 ) -> None:
     real = ("a", "Real news", ago(hours=1), "x")
     feed_server.route("/feed", Route(body=rss([real])))
     feed = await add(host, feed_server.url("/feed"))
-    ctx = await host.context("rss")
-    ctx.state["processors"] = (*processors.DEFAULT, drop_sponsored)
     await poll(host)
     items = [real, ("s", "Sponsored: buy this", ago(minutes=5), "ad")]
     feed_server.route("/feed", Route(body=rss(items)))

@@ -10,9 +10,8 @@ import pytest
 
 from modules.rss.backfill import links as archive
 from modules.rss.ingest import processors
-from modules.rss.ingest.diff import Intents, New
 from modules.rss.ingest.schedule import PUSH_REASON, Outcome, decide, push_safety_check
-from modules.rss.model import Entry
+from modules.rss.model import Entry, Intents, New
 from modules.rss.parse import lenient, parse_feed
 from modules.rss.store.websub import Subscription
 from modules.rss.websub import signature

@@ -24,8 +24,9 @@ from host.runtime import Host
 from modules.rss import MANIFEST
 from modules.rss import settings as rss_settings
 from modules.rss.enrich import summarize
-from modules.rss.enrich.summarize import ReplyError, Summary, WindowEntry
+from modules.rss.enrich.summarize import ReplyError, Summary
 from modules.rss.ingest import publish
+from modules.rss.store.summaries import WindowEntry
 from tests.fakeai import FakeAI
 from tests.rss.test_fulltext import add_entries, add_feed, make_entry, module_ctx
 from tests.services import BusReader

@@ -22,7 +22,7 @@ from host.net.fetcher import Fetcher
 from modules.rss import store
 from modules.rss.backfill import links as archive
 from modules.rss.ingest import processors
-from modules.rss.ingest.document import After, ingest_document, parse_body
+from modules.rss.ingest.document import After, Body, ingest_document, parse_body
 from modules.rss.model import Feed
 from modules.rss.parse import FeedParseError
 from modules.rss.store import backfill as walks
@@ -108,9 +108,7 @@ async def walk(ctx: ModuleContext, current: walks.Walk, *, pages: int | None = P
         stored = await ingest_document(
             ctx,
             feed,
-            url=res.url,
-            headers=res.headers,
-            body=res.body,
+            Body.of(res),
             now=now,
             extra_steps=(processors.never_realtime,),
             skip_same=False,
@@ -129,7 +127,7 @@ async def walk(ctx: ModuleContext, current: walks.Walk, *, pages: int | None = P
     return counts
 
 
-def _advance(at: walks.Walk, fetched_url: str, moved: list[walks.Walk]) -> After:
+def _advance(at: walks.Walk, fetched_url: str, moved: list[walks.Walk]) -> After[None]:
     """Move the walk past the page `at` in the page's own transaction; `moved` receives the walk's next
     position unless it finished (end of the chain, a loop, or the page bound)."""
 
@@ -148,15 +146,7 @@ async def _failed(
     ctx: ModuleContext, current: walks.Walk, error: str, now: datetime, *, give_up: bool = False
 ) -> None:
     async with ctx.pool.acquire() as conn:
-        attempts = (
-            int(
-                await conn.fetchval(
-                    "SELECT attempts FROM mod_rss.backfill WHERE feed_id = $1", current.feed_id
-                )
-                or 0
-            )
-            + 1
-        )
+        attempts = await walks.attempts(conn, current.feed_id) + 1
         give_up = give_up or attempts >= MAX_ATTEMPTS
         retry_at = now + timedelta(seconds=RETRY.delay(attempts))
         await walks.page_failed(conn, current.feed_id, error, retry_at=retry_at, give_up=give_up)

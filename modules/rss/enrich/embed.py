@@ -22,10 +22,9 @@ import asyncpg
 from host import progress
 from host.ai import Embedder, ProviderError
 from host.backoff import Backoff
-from host.errors import UserError
 from host.module import ModuleContext
-from host.workqueue import WorkQueue
 from modules.rss import metrics
+from modules.rss.store import embeddings
 
 log = logging.getLogger("feedeater.rss.embed")
 
@@ -33,7 +32,6 @@ LEASE_S = 600  # a claimed batch is invisible to other hosts this long (a crashe
 RETRY_BASE_S = 60.0
 RETRY_CAP_S = 3600.0
 RETRY = Backoff(RETRY_BASE_S, RETRY_CAP_S)
-MAX_DIMS = {"vector": 2000, "halfvec": 4000}  # pgvector's HNSW limits
 
 
 # -- pure decisions ------------------------------------------------------------------------------
@@ -52,44 +50,7 @@ def retry_delay_s(attempts: int) -> float:
     return RETRY.delay(attempts)
 
 
-def vector_type(dims: int) -> str:
-    """The pgvector type HNSW can index at this size (halfvec halves precision to reach 4,000)."""
-    for kind, limit in MAX_DIMS.items():
-        if 0 < dims <= limit:
-            return kind
-    raise UserError(
-        f"embeddings of {dims} dimensions cannot be indexed (pgvector HNSW takes up to {MAX_DIMS['halfvec']})",
-        "choose a smaller model or set embedding_dimensions (e.g. 1024) if the model supports it",
-    )
-
-
-def vector_expr(dims: int) -> str:
-    """The indexed expression; queries must use exactly this text (and `dims = N`) to hit the index."""
-    return f"(embedding::{vector_type(dims)}({dims}))"
-
-
-def index_name(dims: int) -> str:
-    return f"entry_embeddings_hnsw_{dims}"
-
-
-# -- storage -------------------------------------------------------------------------------------
-async def ensure_index(conn: asyncpg.Connection, dims: int) -> bool:
-    """Create the HNSW cosine index for this vector size if missing; True if this call created it."""
-    name = index_name(dims)
-    if await conn.fetchval("SELECT to_regclass($1)", f"mod_rss.{name}") is not None:
-        return False
-    kind = vector_type(dims)
-    async with conn.transaction():
-        await conn.execute("SELECT pg_advisory_xact_lock(hashtext('mod_rss.entry_embeddings_hnsw'))")
-        await conn.execute("SET LOCAL maintenance_work_mem = '512MB'")  # a build over existing rows
-        await conn.execute(
-            f"""CREATE INDEX IF NOT EXISTS {name} ON mod_rss.entry_embeddings
-                USING hnsw ({vector_expr(dims)} {kind}_cosine_ops) WHERE dims = {dims}"""
-        )
-    log.info("created HNSW index %s", name)
-    return True
-
-
+# -- the queue -----------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class Claimed:
     entry_id: int
@@ -98,78 +59,18 @@ class Claimed:
     text: str
 
 
-QUEUE = WorkQueue(
-    table="mod_rss.entry_embeddings",
-    key="entry_id",
-    due="q.status = 'pending'",
-    order="q.entry_id DESC",
-    lease_column="next_attempt_at",  # a lease is a backoff that ends the same way
-    owner_column=None,
-    returning="q.entry_id, q.attempts, e.title, t.best_text, e.content_hash",
-    returning_from=", mod_rss.entries e, mod_rss.entry_text t",
-    returning_where="AND e.id = q.entry_id AND t.entry_id = q.entry_id",
-)
-
-
 async def claim(conn: asyncpg.Connection, *, limit: int, max_chars: int) -> list[Claimed]:
     """Lease up to `limit` due pending entries, newest first (fresh news matters most in search)."""
-    rows = await QUEUE.claim(conn, now=None, limit=limit, lease_s=LEASE_S)
     return [
-        Claimed(
-            r["entry_id"],
-            r["content_hash"],
-            r["attempts"],
-            embedding_text(r["title"], r["best_text"], max_chars),
-        )
-        for r in rows
+        Claimed(p.entry_id, p.content_hash, p.attempts, embedding_text(p.title, p.text, max_chars))
+        for p in await embeddings.claim(conn, limit=limit, lease_s=LEASE_S)
     ]
-
-
-async def save_done(
-    conn: asyncpg.Connection, model: str, items: Sequence[Claimed], vectors: Sequence[Sequence[float] | None]
-) -> None:
-    """Store vectors (None: nothing to embed). An entry revised meanwhile stays pending for its new text."""
-    await conn.executemany(
-        """UPDATE mod_rss.entry_embeddings x
-           SET embedding = $2, dims = $3, model = $4, embedded_hash = $5, embedded_at = now(), last_error = NULL,
-               status = CASE WHEN e.content_hash = $5 THEN 'done' ELSE 'pending' END,
-               attempts = 0, next_attempt_at = now()
-           FROM mod_rss.entries e WHERE x.entry_id = $1 AND e.id = x.entry_id""",
-        [
-            (c.entry_id, v, len(v) if v is not None else None, model, c.content_hash)
-            for c, v in zip(items, vectors, strict=True)
-        ],
-    )
 
 
 async def save_failed(conn: asyncpg.Connection, items: Sequence[Claimed], error: str, *, final: bool) -> None:
     """Count the attempt; `final` marks entries the provider refuses, the rest wait for their backoff."""
-    await conn.executemany(
-        """UPDATE mod_rss.entry_embeddings SET attempts = attempts + 1, last_error = $2,
-               status = CASE WHEN $3 THEN 'failed' ELSE 'pending' END,
-               next_attempt_at = now() + make_interval(secs => $4)
-           WHERE entry_id = $1""",
-        [(c.entry_id, error[:500], final, retry_delay_s(c.attempts + 1)) for c in items],
-    )
-
-
-async def mark_all_pending(pool: asyncpg.Pool) -> int:
-    """Queue every entry for embedding again (after a model change); returns how many are queued."""
-    async with pool.acquire() as conn, conn.transaction():
-        await conn.execute(
-            "INSERT INTO mod_rss.entry_embeddings (entry_id) SELECT id FROM mod_rss.entries ON CONFLICT DO NOTHING"
-        )
-        result: str = await conn.execute(
-            """UPDATE mod_rss.entry_embeddings
-               SET status = 'pending', attempts = 0, next_attempt_at = now(), last_error = NULL"""
-        )
-    return int(result.split()[-1])
-
-
-async def backlog(pool: asyncpg.Pool) -> dict[str, int]:
-    """Entries per embedding status (pending, done, failed)."""
-    rows = await pool.fetch("SELECT status, count(*) AS n FROM mod_rss.entry_embeddings GROUP BY status")
-    return {"pending": 0, "done": 0, "failed": 0} | {r["status"]: int(r["n"]) for r in rows}
+    retries = [(c.entry_id, retry_delay_s(c.attempts + 1)) for c in items]
+    await embeddings.save_failed(conn, retries, error, final=final)
 
 
 # -- the run -------------------------------------------------------------------------------------
@@ -206,8 +107,13 @@ async def _embed_items(pool: asyncpg.Pool, embedder: Embedder, items: list[Claim
     ordered = iter(vectors)
     async with pool.acquire() as conn:
         if vectors:
-            await ensure_index(conn, len(vectors[0]))
-        await save_done(conn, embedder.model, items, [next(ordered) if c.text else None for c in items])
+            await embeddings.ensure_index(conn, len(vectors[0]))
+        await embeddings.save_done(
+            conn,
+            embedder.model,
+            [(c.entry_id, c.content_hash) for c in items],
+            [next(ordered) if c.text else None for c in items],
+        )
     out.embedded += len(texts)
     out.empty += len(items) - len(texts)
 
@@ -267,7 +173,7 @@ async def run(ctx: ModuleContext) -> dict[str, Any]:
     if embedder is None:
         return {"skipped": "no embedder configured"}
     started = time.monotonic()
-    waiting = (await backlog(ctx.pool))["pending"]
+    waiting = (await embeddings.backlog(ctx.pool))["pending"]
     metrics.EMBED_BACKLOG.set(waiting)
     progress.expect(waiting, "entries")
     reported, last_log = 0, started
@@ -280,7 +186,7 @@ async def run(ctx: ModuleContext) -> dict[str, Any]:
         if time.monotonic() - last_log < PROGRESS_LOG_S:
             return
         last_log = time.monotonic()
-        pending = (await backlog(ctx.pool))["pending"]  # entries arrived since: the total grows
+        pending = (await embeddings.backlog(ctx.pool))["pending"]  # entries arrived since: the total grows
         metrics.EMBED_BACKLOG.set(pending)
         progress.left(pending, "entries")
         shown = progress.running_here()
@@ -298,7 +204,7 @@ async def run(ctx: ModuleContext) -> dict[str, Any]:
         run_seconds=float(ctx.settings["embed_run_seconds"]),
         progress=report,
     )
-    left = (await backlog(ctx.pool))["pending"]
+    left = (await embeddings.backlog(ctx.pool))["pending"]
     metrics.EMBEDDED.inc(counts["embedded"])
     metrics.EMBED_BACKLOG.set(left)
     rate = counts["embedded"] / max(time.monotonic() - started, 1e-9)

@@ -14,6 +14,7 @@ the feed's content_text; and its title, authors and publication date, taken from
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections import Counter
@@ -21,19 +22,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-import asyncpg
 from readability import Document
 from readability.readability import Unparseable
 
 from host.backoff import Backoff
 from host.module import ModuleContext
 from host.net.fetcher import Fetcher, FetchResult
-from host.workqueue import WorkQueue
 from modules.rss.enrich.article_meta import ArticleMeta, article_metadata
 from modules.rss.parse.encoding import decode
 from modules.rss.parse.sanitize import sanitize_html, sanitized_text
 from modules.rss.robots import RobotsCache
 from modules.rss.settings import ENRICH_LEASE_SECONDS
+from modules.rss.store import fulltext
 from modules.rss.subscriptions.discover import looks_like_html
 
 log = logging.getLogger("feedeater.rss.fulltext")
@@ -115,56 +115,9 @@ def extract_article(page: bytes, *, url: str, content_type: str | None) -> Artic
 
 
 # -- the job -------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Claim:
-    entry_id: int
-    link: str
-    attempts: int  # including this one
-    feed_words: int
-
-
-async def _enqueue(conn: asyncpg.Connection, *, auto_partial: bool, max_age_days: int, now: datetime) -> None:
-    """Track the eligible recent entries that have no row yet; an entry whose link changed starts over."""
-    await conn.execute(
-        """INSERT INTO mod_rss.entry_fulltext (entry_id, link, next_attempt_at)
-           SELECT e.id, e.link, $2 FROM mod_rss.entries e JOIN mod_rss.feeds f ON f.id = e.feed_id
-           WHERE e.link IS NOT NULL AND (f.full_text OR ($1 AND e.partial_content))
-             AND e.effective_at >= $2::timestamptz - make_interval(days => $3)
-             AND NOT EXISTS (SELECT 1 FROM mod_rss.entry_fulltext ft WHERE ft.entry_id = e.id AND ft.link = e.link)
-           ON CONFLICT (entry_id) DO UPDATE SET link = EXCLUDED.link, status = 'pending', attempts = 0,
-               next_attempt_at = $2, url = NULL, full_html = NULL, full_text = NULL, word_count = NULL,
-               fetched_at = NULL, error = NULL, updated_at = $2, article_title = NULL, article_author = NULL,
-               article_published = NULL""",
-        auto_partial,
-        now,
-        max_age_days,
-    )
-
-
-QUEUE = WorkQueue(
-    table="mod_rss.entry_fulltext",
-    key="entry_id",
-    join="JOIN mod_rss.entries e ON e.id = q.entry_id JOIN mod_rss.feeds f ON f.id = e.feed_id",
-    due="q.next_attempt_at <= $1 AND f.enabled AND (f.full_text OR ($4 AND e.partial_content))",
-    order="q.next_attempt_at, e.effective_at DESC",
-    owner_column=None,
-    set_extra="attempts = q.attempts + 1, updated_at = $1",
-    returning="q.entry_id, q.link, q.attempts, e.word_count",
-    returning_from=", mod_rss.entries e",
-    returning_where="AND e.id = q.entry_id",
-)
-
-
-async def _claim(
-    conn: asyncpg.Connection, *, auto_partial: bool, limit: int, lease_s: int, now: datetime
-) -> list[Claim]:
-    """Lease due rows to this host; the attempt is counted up front, so a page that crashes the worker
-    still runs out of attempts."""
-    rows = await QUEUE.claim(conn, now=now, limit=limit, lease_s=lease_s, params=[auto_partial])
-    return [Claim(r["entry_id"], r["link"], r["attempts"], r["word_count"]) for r in rows]
-
-
-async def _attempt(fetcher: Fetcher, robots: RobotsCache, claim: Claim, max_attempts: int) -> Outcome:
+async def _attempt(
+    fetcher: Fetcher, robots: RobotsCache, claim: fulltext.Claim, max_attempts: int
+) -> Outcome:
     """robots.txt, fetch, extract, judge."""
     verdict, reason = await robots.check(claim.link)
     if verdict == "disallowed":
@@ -196,28 +149,21 @@ async def _attempt(fetcher: Fetcher, robots: RobotsCache, claim: Claim, max_atte
     return Outcome("done", url=res.url, article=article)
 
 
-async def _store(conn: asyncpg.Connection, claim: Claim, outcome: Outcome, now: datetime) -> None:
-    """Record the attempt, unless the entry's link changed meanwhile (that row starts over)."""
-    article = outcome.article
-    await conn.execute(
-        """UPDATE mod_rss.entry_fulltext SET status = $3, error = $4, next_attempt_at = $5, lease_until = NULL,
-               url = coalesce($6, url), full_html = $7, full_text = $8, word_count = $9,
-               fetched_at = CASE WHEN $3 = 'done' THEN $10 ELSE fetched_at END, updated_at = $10,
-               article_title = $11, article_author = $12, article_published = $13
-           WHERE entry_id = $1 AND link = $2""",
-        claim.entry_id,
-        claim.link,
-        outcome.status,
-        outcome.error,
-        now + outcome.retry_in if outcome.retry_in is not None else None,
-        outcome.url,
-        article.html if article else None,
-        article.text if article else None,
-        article.words if article else None,
-        now,
-        article.meta.title if article else None,
-        article.meta.author if article else None,
-        article.meta.published if article else None,
+def stored(outcome: Outcome, now: datetime) -> fulltext.Attempt:
+    """An outcome as its row records it."""
+    retry_at = now + outcome.retry_in if outcome.retry_in is not None else None
+    attempt = fulltext.Attempt(outcome.status, outcome.error, retry_at, outcome.url)
+    if (article := outcome.article) is None:
+        return attempt
+    meta = article.meta
+    return dataclasses.replace(
+        attempt,
+        html=article.html,
+        text=article.text,
+        words=article.words,
+        title=meta.title,
+        author=meta.author,
+        published=meta.published,
     )
 
 
@@ -240,10 +186,10 @@ async def run(ctx: ModuleContext) -> dict[str, Any]:
     max_attempts = int(settings["fulltext_max_attempts"])
     now = datetime.now(UTC)
     async with ctx.pool.acquire() as conn:
-        await _enqueue(
+        await fulltext.enqueue(
             conn, auto_partial=auto_partial, max_age_days=int(settings["fulltext_max_age_days"]), now=now
         )
-        claims = await _claim(
+        claims = await fulltext.claim(
             conn,
             auto_partial=auto_partial,
             limit=int(settings["fulltext_batch"]),
@@ -263,7 +209,8 @@ async def run(ctx: ModuleContext) -> dict[str, Any]:
                 log.error("entry %s: full text aborted: %s", claim.entry_id, result)  # the lease expires
                 counts["aborted"] += 1
                 continue
-            await _store(conn, claim, result, datetime.now(UTC))
+            now = datetime.now(UTC)
+            await fulltext.record(conn, claim, stored(result, now), now)
             counts[result.status] += 1
             if result.status != "done":
                 log.info(

@@ -19,7 +19,6 @@ import math
 import re
 import time
 import unicodedata
-import uuid
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,15 +26,15 @@ from datetime import UTC, datetime, timedelta
 from string import Template
 from typing import Any, Literal
 
-import asyncpg
-
 from host import contexts
 from host.ai import Embedder, Summarizer
 from host.events import SUMMARY_SHORT_MAX, iso_z, truncate_utf16, utf16_len
 from host.module import ModuleContext
-from host.workqueue import WorkQueue
 from modules.rss.ingest import publish
+from modules.rss.model import context_key
 from modules.rss.settings import ENRICH_LEASE_SECONDS
+from modules.rss.store import summaries
+from modules.rss.store.summaries import Candidate, WindowEntry
 
 log = logging.getLogger("feedeater.rss.summarize")
 
@@ -49,15 +48,6 @@ KEY_POINTS_MAX = 8
 REPLY_ECHO_MAX = 2000  # characters of a rejected reply quoted back in the repair prompt
 TEXT_CHARS = 2000  # characters of each entry's text read for prompts and term weights
 HISTORY_ENTRIES = 300  # older entries of the feed that weigh down its perennial words
-
-
-@dataclass(frozen=True, slots=True)
-class WindowEntry:
-    entry_id: int
-    message_id: uuid.UUID
-    title: str
-    published: datetime  # effective_at: published, or first seen when undated
-    text: str  # best text (article when extracted, else feed content), cut to TEXT_CHARS
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,113 +353,12 @@ def extractive_summary(feed_title: str, entries: Sequence[WindowEntry], history:
 
 # -- the job -------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
-class Candidate:
-    feed_id: int
-    title: str
-    description: str
-    summarized_at: datetime | None
-    new_entries: int
-    entries_per_day: float
-
-
-@dataclass(frozen=True, slots=True)
 class Produced:
     summary: Summary
     method: Literal["llm", "extractive"]
     model: str | None = None
     repaired: bool = False
     fallback_reason: str | None = None  # why the LLM's summary is not the one stored
-
-
-async def _candidates(conn: asyncpg.Connection, now: datetime) -> list[Candidate]:
-    """Feeds with entries above their summary watermark and no live lease, with their 7-day volume."""
-    rows = await conn.fetch(
-        """SELECT f.id, f.title, f.description, s.summarized_at, n.new_entries, r.recent
-           FROM mod_rss.feeds f
-           LEFT JOIN mod_rss.feed_summaries s ON s.feed_id = f.id
-           CROSS JOIN LATERAL (SELECT count(*) AS new_entries FROM mod_rss.entries e
-                               WHERE e.feed_id = f.id AND e.id > coalesce(s.last_entry_id, 0)) n
-           CROSS JOIN LATERAL (SELECT count(*) AS recent FROM mod_rss.entries e
-                               WHERE e.feed_id = f.id AND e.effective_at > $1::timestamptz - make_interval(days => $2)
-                                 AND e.effective_at <= $1) r
-           WHERE n.new_entries > 0 AND (s.lease_until IS NULL OR s.lease_until < $1)
-           ORDER BY f.id""",
-        now,
-        WINDOW_DAYS,
-    )
-    return [
-        Candidate(
-            r["id"],
-            r["title"],
-            r["description"],
-            r["summarized_at"],
-            r["new_entries"],
-            r["recent"] / WINDOW_DAYS,
-        )
-        for r in rows
-    ]
-
-
-LEASES = WorkQueue(
-    table="mod_rss.feed_summaries",
-    key="feed_id",
-    # re-checked under the row lock: another host may have summarized the feed since we looked
-    due="q.feed_id = ANY($4::bigint[]) AND EXISTS (SELECT 1 FROM mod_rss.entries e"
-    " WHERE e.feed_id = q.feed_id AND e.id > coalesce(q.last_entry_id, 0))",
-    order="q.feed_id",
-    returning="q.feed_id",
-)
-
-
-async def _lease(
-    conn: asyncpg.Connection, feed_ids: list[int], *, host_id: str, lease_s: int, now: datetime
-) -> set[int]:
-    """Reserve feeds for this host so two hosts never summarize one feed at once."""
-    await conn.execute(
-        "INSERT INTO mod_rss.feed_summaries (feed_id) SELECT unnest($1::bigint[]) ON CONFLICT DO NOTHING",
-        feed_ids,
-    )
-    rows = await LEASES.claim(
-        conn, now=now, limit=len(feed_ids), lease_s=lease_s, owner=host_id, params=[feed_ids]
-    )
-    return {r["feed_id"] for r in rows}
-
-
-async def _window(
-    conn: asyncpg.Connection, feed_id: int, now: datetime, max_entries: int
-) -> tuple[list[WindowEntry], int]:
-    """The entries to summarize, newest first, and the feed's newest entry id (the new watermark), read in
-    one statement so an entry committed in between is counted as new next time rather than skipped."""
-    rows = await conn.fetch(
-        """SELECT e.id, e.message_id, e.title, e.effective_at, left(t.best_text, $4) AS text,
-                  (SELECT max(id) FROM mod_rss.entries WHERE feed_id = $1) AS newest_id
-           FROM mod_rss.entries e JOIN mod_rss.entry_text t ON t.entry_id = e.id
-           WHERE e.feed_id = $1
-           ORDER BY e.effective_at DESC, e.id DESC
-           LIMIT least($3, greatest($5, (SELECT count(*) FROM mod_rss.entries
-                                         WHERE feed_id = $1 AND effective_at > $2::timestamptz - make_interval(days => $6))))""",
-        feed_id,
-        now,
-        max_entries,
-        TEXT_CHARS,
-        WINDOW_MIN_ENTRIES,
-        WINDOW_DAYS,
-    )
-    entries = [WindowEntry(r["id"], r["message_id"], r["title"], r["effective_at"], r["text"]) for r in rows]
-    return entries, rows[0]["newest_id"] if rows else 0
-
-
-async def _history(conn: asyncpg.Connection, feed_id: int, window: Sequence[WindowEntry]) -> list[str]:
-    rows = await conn.fetch(
-        """SELECT e.title || ' ' || left(t.best_text, 500) AS text
-           FROM mod_rss.entries e JOIN mod_rss.entry_text t ON t.entry_id = e.id
-           WHERE e.feed_id = $1 AND e.id <> ALL($2::bigint[])
-           ORDER BY e.effective_at DESC LIMIT $3""",
-        feed_id,
-        [e.entry_id for e in window],
-        HISTORY_ENTRIES,
-    )
-    return [r["text"] for r in rows]
 
 
 async def _embed(embedder: Embedder | None, text: str, feed_id: int) -> list[float] | None:
@@ -509,7 +398,9 @@ async def _produce(
             reason = f"summarizer failed: {type(exc).__name__}: {exc}"
         log.warning("feed %s: %s; using the extractive summary", cand.feed_id, reason)
     async with ctx.pool.acquire() as conn:
-        history = await _history(conn, cand.feed_id, window)
+        history = await summaries.history(
+            conn, cand.feed_id, [e.entry_id for e in window], limit=HISTORY_ENTRIES
+        )
     summary = await asyncio.to_thread(extractive_summary, cand.title, window, history)  # ~0.1 s of CPU
     return Produced(summary, "extractive", fallback_reason=reason)
 
@@ -519,9 +410,17 @@ async def summarize_feed(ctx: ModuleContext, cand: Candidate, due: Due) -> Produ
 
     No connection is held while the providers work."""
     now = datetime.now(UTC)
-    key = publish.context_key(cand.feed_id)
+    key = context_key(cand.feed_id)
     async with ctx.pool.acquire() as conn:
-        window, newest_id = await _window(conn, cand.feed_id, now, int(ctx.settings["summary_max_entries"]))
+        window, newest_id = await summaries.window(
+            conn,
+            cand.feed_id,
+            now,
+            max_entries=int(ctx.settings["summary_max_entries"]),
+            min_entries=WINDOW_MIN_ENTRIES,
+            days=WINDOW_DAYS,
+            text_chars=TEXT_CHARS,
+        )
         previous = await contexts.get(conn, publish.MODULE, key)
     produced = await _produce(ctx, cand, window, previous["summary_long"] if previous else None)
     embedding = await _embed(ctx.ai.embedder, produced.summary.long, cand.feed_id)
@@ -551,17 +450,15 @@ async def summarize_feed(ctx: ModuleContext, cand: Candidate, due: Due) -> Produ
             embedding=embedding,
             meta=meta,
         )
-        await conn.execute(
-            """UPDATE mod_rss.feed_summaries SET last_entry_id = $2, summarized_at = $3, entries_per_day = $4,
-                   cadence = $5, method = $6, entries_used = $7, lease_until = NULL, leased_by = NULL
-               WHERE feed_id = $1""",
+        await summaries.summarized(
+            conn,
             cand.feed_id,
-            newest_id,
-            now,
-            cand.entries_per_day,
-            due.cadence,
-            produced.method,
-            len(window),
+            newest_id=newest_id,
+            now=now,
+            entries_per_day=cand.entries_per_day,
+            cadence=due.cadence,
+            method=produced.method,
+            entries_used=len(window),
         )
     return produced
 
@@ -579,7 +476,7 @@ async def run(ctx: ModuleContext) -> dict[str, Any]:
     counts: Counter[str] = Counter()
     async with ctx.pool.acquire() as conn:
         due: dict[int, tuple[Candidate, Due]] = {}
-        for cand in await _candidates(conn, now):
+        for cand in await summaries.candidates(conn, now, volume_days=WINDOW_DAYS):
             decision = decide(
                 new_entries=cand.new_entries,
                 entries_per_day=cand.entries_per_day,
@@ -593,7 +490,7 @@ async def run(ctx: ModuleContext) -> dict[str, Any]:
             else:
                 counts["waiting"] += 1
         leased = (
-            await _lease(conn, list(due), host_id=ctx.host_id, lease_s=ENRICH_LEASE_SECONDS, now=now)
+            await summaries.lease(conn, list(due), host_id=ctx.host_id, lease_s=ENRICH_LEASE_SECONDS, now=now)
             if due
             else set()
         )

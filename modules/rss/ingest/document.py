@@ -1,89 +1,134 @@
-"""A feed document → parse (in the worker processes) → intake, for polls, WebSub pushes and archive pages.
+"""The one body path: a fetched feed document → raw store → parse (in the worker processes) → intake.
 
-`ingest_document` serves a document that arrived without a poll: the same steps as the poll job's body path, minus its poll-state bookkeeping: the raw bytes commit
-first (a parse failure loses nothing), then entries, their events and the caller's own row changes
-(`after`) commit in one transaction.
+Polls, WebSub pushes and RFC 5005 archive pages all go through `ingest_document`; they differ only in
+the hooks they pass. The raw bytes commit first (a parse failure loses nothing), then entries, their
+events and the caller's own row changes (`after`) commit in one transaction.
 """
 
 from __future__ import annotations
 
 import asyncio
 import multiprocessing
-from collections.abc import Awaitable, Callable, Sequence
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
+from typing import Generic, TypeVar
 
 import asyncpg
 
+from host import tracing
 from host.module import ModuleContext
+from host.net.fetcher import FetchResult
 from modules.rss import metrics, store
-from modules.rss.ingest import diff, intake, processors
-from modules.rss.model import Feed
+from modules.rss.ingest import intake, processors
+from modules.rss.model import Feed, Intents
 from modules.rss.parse import FeedParseError, parse_feed
 
-After = Callable[[asyncpg.Connection, Feed, set[str]], Awaitable[None]]
+T = TypeVar("T")
+After = Callable[[asyncpg.Connection, Feed, set[str]], Awaitable[T]]
 
 
 @dataclass(frozen=True, slots=True)
-class Stored:
+class Body:
+    """A feed document as it arrived: fetched by us (`of`) or pushed to us."""
+
+    url: str
+    headers: dict[str, str]  # lower-cased names
+    body: bytes
+    status: int = 200
+    request_headers: Mapping[str, str] | None = None  # None: pushed to us, no request of ours
+
+    @classmethod
+    def of(cls, res: FetchResult) -> Body:
+        assert res.body is not None
+        return cls(res.url, res.headers, res.body, res.status, res.request_headers)
+
+
+@dataclass(frozen=True, slots=True)
+class Stored(Generic[T]):
     parsed: Feed | None  # None: the same bytes as last time, or not a feed (see `error`)
-    intents: diff.Intents | None = None
+    intents: Intents | None = None
     inserted: frozenset[str] = frozenset()
     error: str | None = None
+    same_as_last: bool = False  # the same bytes as the feed's last fetch (skipped)
+    result: T | None = None  # what the caller's hook (same, failed or after) returned
 
 
 async def ingest_document(
     ctx: ModuleContext,
     feed: store.FeedRow,
+    doc: Body,
     *,
-    url: str,
-    headers: dict[str, str],
-    body: bytes,
     now: datetime,
+    first_poll: bool = False,
+    before: Callable[[Feed], str | None] | None = None,
     extra_steps: Sequence[processors.Processor] = (),
     skip_same: bool = True,
-    after: After | None = None,
-) -> Stored:
+    same: Callable[[asyncpg.Connection], Awaitable[T]] | None = None,
+    failed: Callable[[asyncpg.Connection, str], Awaitable[T]] | None = None,
+    after: After[T] | None = None,
+) -> Stored[T]:
+    """Store the raw document, parse it and take in its entries. The caller's hooks: `before` sees the
+    parsed document before intake and returns the typical order its entries are judged by (default: the
+    feed's stored one); `same` runs in a transaction when the bytes are the last fetch's (with
+    `skip_same`); `failed` in the transaction that records a document that is no feed; `after` in the
+    intake's transaction. What the hook returned is `Stored.result`."""
     async with ctx.pool.acquire() as conn:
         raw = await store.save_raw(
             conn,
             feed_id=feed.id,
-            url=url,
-            status=200,
-            headers=headers,
-            body=body,
+            url=doc.url,
+            status=doc.status,
+            headers=doc.headers,
+            request_headers=doc.request_headers,
+            body=doc.body,
             keep=int(ctx.settings["raw_keep"]),
-            request_headers=None,  # pushed to us: no request of ours
         )
     if raw.same_as_last and skip_same:
-        return Stored(None)
+        if same is None:
+            return Stored(None, same_as_last=True)
+        async with ctx.pool.acquire() as conn, conn.transaction():
+            return Stored(None, same_as_last=True, result=await same(conn))
+    parse_started = time.monotonic()
     try:
-        parsed = await parse_body(ctx, body, url=url, content_type=headers.get("content-type"), now=now)
+        with tracing.span("rss.parse"):
+            parsed = await parse_body(
+                ctx, doc.body, url=doc.url, content_type=doc.headers.get("content-type"), now=now
+            )
     except FeedParseError as exc:
         metrics.PARSE_ERRORS.inc()
-        async with ctx.pool.acquire() as conn:
+        error = f"not a feed: {exc}"
+        async with ctx.pool.acquire() as conn, conn.transaction():
             await store.mark_parse_error(conn, raw.raw_id, str(exc))
-        return Stored(None, error=f"not a feed: {exc}")
-    async with ctx.pool.acquire() as conn, conn.transaction():
-        intents, inserted = await ingest_parsed(
-            ctx,
+            result = await failed(conn, error) if failed is not None else None
+        return Stored(None, error=error, result=result)
+    metrics.PARSE_SECONDS.observe(time.monotonic() - parse_started)
+    metrics.SKIPPED_ITEMS.labels("empty").inc(parsed.skipped_items)
+    metrics.SKIPPED_ITEMS.labels("over-cap").inc(len(parsed.over_cap))
+    typical_order = before(parsed) if before is not None else feed.typical_order
+    async with tracing.aspan("rss.store"), ctx.pool.acquire() as conn, conn.transaction():
+        intents, inserted = await intake.ingest(
             conn,
-            feed,
-            parsed,
+            ctx.emit,
+            feed_id=feed.id,
+            feed_title=feed.title,
+            entries=parsed.entries,
             now=now,
+            first_poll=first_poll,
+            lookback_hours=lookback(ctx, feed).hours,
+            grace_minutes=int(ctx.settings["lookback_grace_minutes"]),
             fetch_id=raw.raw_id,
-            first_poll=False,
-            typical_order=feed.typical_order,
-            extra_steps=extra_steps,
+            typical_order=typical_order,
+            steps=(*processors.steps(), *extra_steps),
         )
-        if after is not None:
-            await after(conn, parsed, set(inserted))
+        result = await after(conn, parsed, set(inserted)) if after is not None else None
     metrics.ENTRIES.labels("new").inc(len(inserted))
     metrics.ENTRIES.labels("updated").inc(len(intents.revised))
-    return Stored(parsed, intents, frozenset(inserted))
+    return Stored(parsed, intents, frozenset(inserted), result=result)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,36 +144,6 @@ def lookback(ctx: ModuleContext, feed: store.FeedRow) -> Lookback:
     if feed.lookback_hours:
         return Lookback(feed.lookback_hours, "override", grace)
     return Lookback(int(ctx.settings["lookback_hours"]), "default", grace)
-
-
-async def ingest_parsed(
-    ctx: ModuleContext,
-    conn: asyncpg.Connection,
-    feed: store.FeedRow,
-    parsed: Feed,
-    *,
-    now: datetime,
-    fetch_id: int,
-    first_poll: bool,
-    typical_order: str | None,
-    extra_steps: Sequence[processors.Processor] = (),
-) -> tuple[diff.Intents, dict[str, int]]:
-    """A parsed document's entries → intake, with the module's settings: polls, pushes and archive pages
-    differ only in what they pass here. Call inside the caller's transaction."""
-    return await intake.ingest(
-        conn,
-        ctx.emit,
-        feed_id=feed.id,
-        feed_title=feed.title,
-        entries=parsed.entries,
-        now=now,
-        first_poll=first_poll,
-        lookback_hours=lookback(ctx, feed).hours,
-        grace_minutes=int(ctx.settings["lookback_grace_minutes"]),
-        fetch_id=fetch_id,
-        typical_order=typical_order,
-        steps=(*ctx.state.get("processors", processors.DEFAULT), *extra_steps),
-    )
 
 
 async def parse_body(

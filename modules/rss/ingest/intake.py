@@ -15,7 +15,7 @@ import asyncpg
 from host.module import Emit
 from modules.rss import metrics, store
 from modules.rss.ingest import diff, processors, publish, summary
-from modules.rss.model import Entry
+from modules.rss.model import Entry, Intents
 
 log = logging.getLogger("feedeater.rss.intake")
 
@@ -34,7 +34,7 @@ async def ingest(
     fetch_id: int | None = None,
     typical_order: str | None = None,
     steps: Sequence[processors.Processor] = processors.DEFAULT,
-) -> tuple[diff.Intents, dict[str, int]]:
+) -> tuple[Intents, dict[str, int]]:
     """Returns the processed intents and the guids really inserted (the new entries announced) with their
     entry ids."""
     known, tombstoned = await store.load_known(conn, feed_id, [e.guid for e in entries])

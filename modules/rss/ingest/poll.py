@@ -1,7 +1,8 @@
 """The poll job: claim due feeds, fetch them politely, parse, store entries and their events, reschedule.
 
-Per feed: the raw 200 response is committed first (a parse failure loses nothing), then entries, their
-events and the new poll state commit together in one transaction.
+Per feed: a 200 goes through the one body path (document.py: the raw response commits first, so a parse
+failure loses nothing; then entries, their events and the new poll state commit in one transaction), and
+the features' after-fetch hooks (hooks.py: WebSub, backfill) run in that transaction or after it.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from host.jobs import current_run_id
 from host.module import ModuleContext
 from host.net.fetcher import Fetcher, FetchResult
 from modules.rss import metrics, store
-from modules.rss.ingest import circuit, document, observe, order, processors, summary
+from modules.rss.ingest import circuit, document, hooks, observe, order, processors, summary
 from modules.rss.ingest.schedule import (
     Decision,
     Outcome,
@@ -40,10 +41,6 @@ from modules.rss.ingest.schedule import (
     rate_limit_wait,
 )
 from modules.rss.model import Feed
-from modules.rss.parse import FeedParseError
-from modules.rss.store import backfill as backfill_store
-from modules.rss.store import websub as websub_store
-from modules.rss.websub import subscribe as websub
 
 log = logging.getLogger("feedeater.rss.poll")
 _MAX_AGE = re.compile(r"max-age\s*=\s*(\d+)", re.IGNORECASE)
@@ -279,66 +276,37 @@ def new_run_id() -> str:
 async def _handle_body(
     ctx: ModuleContext, claim: store.Claim, res: FetchResult, now: datetime
 ) -> tuple[Counter[str], Decision, str | None]:
-    """Store, parse and ingest a 200: (counts, the schedule decision, the error if it was no feed)."""
+    """Store, parse and ingest a 200 (the one body path, document.py) with the poll's bookkeeping and the
+    features' hooks: (counts, the schedule decision, the error if it was no feed)."""
     feed = claim.feed
-    assert res.body is not None
-    async with ctx.pool.acquire() as conn:
-        raw = await store.save_raw(
-            conn,
-            feed_id=feed.id,
-            url=res.url,
-            status=res.status,
-            headers=res.headers,
-            request_headers=res.request_headers,
-            body=res.body,
-            keep=int(ctx.settings["raw_keep"]),
-        )
-    if raw.same_as_last:  # the server ignored our validators but sent the same bytes: as good as a 304
-        async with ctx.pool.acquire() as conn, conn.transaction():
-            decision = await _finish_unchanged(ctx, conn, claim, res, now)
-        return Counter(same_body=1), decision, None
-    parse_started = time.monotonic()
-    try:
-        with tracing.span("rss.parse"):
-            parsed = await document.parse_body(
-                ctx, res.body, url=res.url, content_type=res.headers.get("content-type"), now=now
-            )
-    except FeedParseError as exc:
-        metrics.PARSE_ERRORS.inc()
-        error = f"not a feed: {exc}"
-        async with ctx.pool.acquire() as conn, conn.transaction():
-            await store.mark_parse_error(conn, raw.raw_id, str(exc))
-            decision = await _record_failure(ctx, conn, claim, res, now, status=200, error=error)
-        return Counter(parse_errors=1), decision, error
-    metrics.PARSE_SECONDS.observe(time.monotonic() - parse_started)
-    metrics.SKIPPED_ITEMS.labels("empty").inc(parsed.skipped_items)
-    metrics.SKIPPED_ITEMS.labels("over-cap").inc(len(parsed.over_cap))
-    warned = _warn(feed.id, claim.warned, "parse", _conditions(parsed), level=logging.INFO)
-    detected = order.typical_order([e.published for e in parsed.entries if not e.future_dated])
-    meta = _meta_changes(feed, parsed, res) | ({"stale": False} if feed.stale else {})
-    if detected is not None and detected != feed.typical_order:
-        meta["typical_order"] = detected
-    feed.title = parsed.title or feed.title  # messages carry the feed's current title
-    async with tracing.aspan("rss.store"), ctx.pool.acquire() as conn, conn.transaction():
-        intents, inserted = await document.ingest_parsed(
-            ctx,
-            conn,
-            feed,
-            parsed,
-            now=now,
-            fetch_id=raw.raw_id,
-            first_poll=claim.successful_polls == 0,
-            typical_order=detected or feed.typical_order,
-        )
+    warned = claim.warned  # the parse's conditions (set by `before`)
+    meta: dict[str, Any] = {}  # the feed's own fields that changed (set by `before`)
+
+    def before(parsed: Feed) -> str | None:
+        nonlocal warned
+        warned = _warn(feed.id, claim.warned, "parse", _conditions(parsed), level=logging.INFO)
+        detected = order.typical_order([e.published for e in parsed.entries if not e.future_dated])
+        meta.update(_meta_changes(feed, parsed, res) | ({"stale": False} if feed.stale else {}))
+        if detected is not None and detected != feed.typical_order:
+            meta["typical_order"] = detected
+        feed.title = parsed.title or feed.title  # messages carry the feed's current title
+        return detected or feed.typical_order
+
+    async def same(conn: asyncpg.Connection) -> Decision:  # our validators ignored, the same bytes: a 304
+        return await _finish_unchanged(ctx, conn, claim, res, now)
+
+    async def failed(conn: asyncpg.Connection, error: str) -> Decision:
+        return await _record_failure(ctx, conn, claim, res, now, status=200, error=error)
+
+    async def after(conn: asyncpg.Connection, parsed: Feed, inserted: set[str]) -> Decision:
         outcome = _outcome(parsed, res, len(inserted), now)
         decision = _decide(ctx, claim, now, outcome, push_until=await _push_until(ctx, conn, feed.id, now))
         await store.update_feed_meta(conn, feed.id, meta)
-        if feed.backfill:
-            await backfill_store.offer(
-                conn, feed.id, parsed.links, max_pages=int(ctx.settings["backfill_max_pages"])
-            )
+        for hook in hooks.registered():
+            if hook.stored is not None:
+                await hook.stored(ctx, conn, fetched(parsed))
         fields = _success_fields(ctx, dataclasses.replace(claim, warned=warned), res, now, decision)
-        warned = fields.pop("warned", warned)  # the parse's conditions, then the fetch's
+        done_warned = fields.pop("warned", warned)  # the parse's conditions, then the fetch's
         await store.finish_poll(
             conn,
             feed.id,
@@ -351,12 +319,36 @@ async def _handle_body(
                 "new_entries_last_fetch": len(inserted),
                 "skipped_items": claim.skipped_items + parsed.skipped_items,
             }
-            | ({"warned": warned} if warned != claim.warned else {}),
+            | ({"warned": done_warned} if done_warned != claim.warned else {}),
         )
-    await websub.after_fetch(ctx, feed.id, links=parsed.links, headers=res.headers, url=res.url, now=now)
+        return decision
+
+    def fetched(parsed: Feed) -> hooks.Fetched:
+        return hooks.Fetched(feed, parsed, res.url, res.headers, now)
+
+    stored = await document.ingest_document(
+        ctx,
+        feed,
+        document.Body.of(res),
+        now=now,
+        first_poll=claim.successful_polls == 0,
+        before=before,
+        same=same,
+        failed=failed,
+        after=after,
+    )
+    assert stored.result is not None
+    if stored.same_as_last:
+        return Counter(same_body=1), stored.result, None
+    parsed, intents = stored.parsed, stored.intents
+    if parsed is None or intents is None:
+        return Counter(parse_errors=1), stored.result, stored.error
+    for hook in hooks.registered():
+        if hook.committed is not None:
+            await hook.committed(ctx, fetched(parsed))
     dated = sum(e.published is not None for e in parsed.entries)
     counts = Counter(
-        new=len(inserted),
+        new=len(stored.inserted),
         updated=len(intents.revised),
         unchanged=len(intents.unchanged),
         tombstoned=len(intents.gone),
@@ -366,9 +358,7 @@ async def _handle_body(
         undated=len(parsed.entries) - dated,
         skipped=parsed.skipped_items + len(parsed.over_cap),
     )
-    metrics.ENTRIES.labels("new").inc(counts["new"])
-    metrics.ENTRIES.labels("updated").inc(counts["updated"])
-    return counts, decision, None
+    return counts, stored.result, None
 
 
 async def _handle_no_body(
@@ -511,16 +501,18 @@ def _outcome(parsed: Feed, res: FetchResult, new: int, now: datetime) -> Outcome
 async def _push_until(
     ctx: ModuleContext, conn: asyncpg.Connection, feed_id: int, now: datetime
 ) -> datetime | None:
-    """When the feed's active WebSub subscription ends, or None when push is off or not active."""
-    return await websub_store.active_until(conn, feed_id, now) if websub.enabled(ctx) else None
+    """When the feed's active push subscription ends, or None when push is off or not active."""
+    push = hooks.push(ctx)
+    return await push.until(conn, feed_id, now) if push is not None else None
 
 
 async def _push_until_now(ctx: ModuleContext, feed_id: int, now: datetime) -> datetime | None:
-    """`_push_until` outside a transaction (no connection is taken while WebSub is off)."""
-    if not websub.enabled(ctx):
+    """`_push_until` outside a transaction (no connection is taken while push is off)."""
+    push = hooks.push(ctx)
+    if push is None:
         return None
     async with ctx.pool.acquire() as conn:
-        return await websub_store.active_until(conn, feed_id, now)
+        return await push.until(conn, feed_id, now)
 
 
 def _decide(

@@ -1,8 +1,8 @@
 """Entry processors: an ordered list of pure steps run on a feed's intents before anything is written.
 
 This is where filters, cross-feed dedup or scoring hook in: a processor takes the intents and returns
-them (changed or not). It sees no connection and no bus, so each is tested on plain data. The poll job
-runs `ctx.state["processors"]` when a module or test sets it, else `DEFAULT`.
+them (changed or not). It sees no connection and no bus, so each is tested on plain data. Every intake
+runs `DEFAULT`, then the steps added with `register` (rss's public API: `register_processor`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 from modules.rss.ingest import order
-from modules.rss.ingest.diff import Filtered, Intents
+from modules.rss.model import Filtered, Intents
 
 Processor = Callable[[Intents], Intents]
 
@@ -60,6 +60,19 @@ def oldest_first(intents: Intents) -> Intents:
 
 
 DEFAULT: tuple[Processor, ...] = (mark_realtime, oldest_first)
+_REGISTERED: list[Processor] = []
+
+
+def register(step: Processor) -> Callable[[], None]:
+    """Run `step` after the defaults on every intake in this process (polls, pushes, archive pages);
+    returns the function that takes it out again."""
+    _REGISTERED.append(step)
+    return lambda: _REGISTERED.remove(step)
+
+
+def steps() -> tuple[Processor, ...]:
+    """What an intake runs: the defaults, then the registered steps in the order they were added."""
+    return (*DEFAULT, *_REGISTERED)
 
 
 def run(intents: Intents, processors: Sequence[Processor] = DEFAULT) -> Intents:

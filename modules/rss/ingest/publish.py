@@ -9,29 +9,18 @@ event went through PostgreSQL, the relay and NATS four times; consumers that wan
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Mapping
 from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
-from host.events import Event, iso_z, message_created, message_updated, stable_uuid
-from modules.rss.ingest.diff import Intents
-from modules.rss.model import Entry
+from host.events import Event, iso_z, message_created, message_updated
+from modules.rss.model import Entry, Intents, context_key, message_id
 
 MODULE = "rss"
 MESSAGE_TEXT_MAX = 8000  # characters of plain text in `Message`; the full text stays in the database
 CONTENT_HTML_MAX = 2048  # characters of sanitized HTML per field in the `rss` extra key (docs/bus.md)
 ENTRY_URL = "/api/v1/entries/{}"  # the REST API's whole entry, relative to the host's HTTP address
-
-
-def message_id(feed_id: int, guid: str) -> uuid.UUID:
-    """Deterministic: the same (feed, guid) always yields the same message id."""
-    return stable_uuid("rss", str(feed_id), guid)
-
-
-def context_key(feed_id: int) -> str:
-    return f"feed:{feed_id}"
 
 
 def build_message(

@@ -11,8 +11,9 @@ from datetime import datetime
 from typing import Any
 
 from host.events import iso_z
-from modules.rss.ingest.diff import REASONS, Intents
+from modules.rss.ingest.diff import REASONS
 from modules.rss.ingest.schedule import Decision
+from modules.rss.model import Intents
 
 
 def fields(

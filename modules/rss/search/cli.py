@@ -138,10 +138,11 @@ async def cmd_reembed(host: Host, args: argparse.Namespace) -> int:
     from host import progress
     from host.cli import emit
     from modules.rss.enrich import embed
+    from modules.rss.store import embeddings
 
     await host.open(with_bus=False)
     ctx = await host.context("rss")
-    queued = await embed.mark_all_pending(ctx.pool)
+    queued = await embeddings.mark_all_pending(ctx.pool)
     embedder = ctx.ai.embedder
     if embedder is None or args.queue_only:
         why = "no embedder is configured" if embedder is None else "--queue-only"
@@ -161,7 +162,7 @@ async def cmd_reembed(host: Host, args: argparse.Namespace) -> int:
             run_seconds=float("inf"),
             progress=on_batch,
         )
-    left = (await embed.backlog(ctx.pool))["pending"]
+    left = (await embeddings.backlog(ctx.pool))["pending"]
     seconds = time.monotonic() - started
     data = {
         "queued": queued,

@@ -29,7 +29,7 @@ import asyncpg
 
 from host.ai import AIServices, ProviderError
 from host.errors import UserError
-from modules.rss.enrich.embed import vector_expr, vector_type
+from modules.rss.store import search as searching
 
 Mode = Literal["hybrid", "text", "vector"]
 
@@ -68,6 +68,10 @@ class SearchQuery:
     since: datetime | None = None  # entries whose effective time is later or equal
     until: datetime | None = None  # entries whose effective time is earlier or equal
     limit: int = 10
+
+    @property
+    def scope(self) -> searching.Scope:
+        return searching.Scope(self.feed, self.folder, self.since, self.until)
 
 
 @dataclass(slots=True)
@@ -309,48 +313,11 @@ def relaxable(text: str) -> bool:
     return _OPERATORS.search(text) is None
 
 
-# -- the two sides -------------------------------------------------------------------------------
-def _filters(query: SearchQuery, args: list[Any]) -> str:
-    """SQL conditions on `e` (entries) and `f` (feeds) for the query's filters; appends their arguments."""
-    conds = []
-    if query.feed is not None:
-        args.append(query.feed)
-        conds.append(f"e.feed_id = ${len(args)}")
-    if query.folder is not None:
-        args.append(query.folder.lower())
-        n = len(args)
-        conds.append(  # the folder and its subfolders, case aside
-            f"(lower(f.folder) = ${n} OR left(lower(f.folder), length(${n}) + 1) = ${n} || '/')"
-        )
-    if query.since is not None:
-        args.append(query.since)
-        conds.append(f"e.effective_at >= ${len(args)}")
-    if query.until is not None:
-        args.append(query.until)
-        conds.append(f"e.effective_at <= ${len(args)}")
-    return "".join(f" AND {c}" for c in conds)
-
-
+# -- the sides (their SQL: store/search.py) -----------------------------------------------------
 async def _vector_side(
     conn: asyncpg.Connection, query: SearchQuery, vector: list[float], model: str, k: int
 ) -> list[tuple[int, float]]:
-    dims = len(vector)
-    expr = vector_expr(dims)
-    args: list[Any] = [vector, model, k]
-    where = _filters(query, args)
-    async with conn.transaction():
-        # ef_search ≥ k, or HNSW returns fewer than k; iterative scans keep filtered searches from starving.
-        await conn.execute(f"SET LOCAL hnsw.ef_search = {max(100, k)}")
-        await conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        rows = await conn.fetch(
-            f"""SELECT x.entry_id, 1 - ({expr} <=> $1::{vector_type(dims)}({dims})) AS similarity
-                FROM mod_rss.entry_embeddings x
-                JOIN mod_rss.entries e ON e.id = x.entry_id JOIN mod_rss.feeds f ON f.id = e.feed_id
-                WHERE x.dims = {dims} AND x.model = $2{where}
-                ORDER BY {expr} <=> $1::{vector_type(dims)}({dims}) LIMIT $3""",
-            *args,
-        )
-    hits = [(r["entry_id"], float(r["similarity"])) for r in rows]
+    hits = await searching.vector_hits(conn, query.scope, vector, model, k, ef_search=max(100, k))
     return sorted(hits, key=lambda h: -h[1])  # relaxed_order may return neighbours slightly out of order
 
 
@@ -361,11 +328,7 @@ async def _common_words(conn: asyncpg.Connection, pool: asyncpg.Pool) -> dict[st
     hit = _WORD_STATS.get(id(pool))
     if hit is not None and hit[0] is pool and monotonic() - hit[1] < WORD_STATS_TTL_S:
         return hit[2]
-    row = await conn.fetchrow(
-        """SELECT most_common_elems::text::text[] AS words, most_common_elem_freqs AS shares FROM pg_stats
-           WHERE schemaname = 'mod_rss' AND tablename = 'entries' AND attname = 'search_tsv'"""
-    )
-    common = dict(zip(row["words"], row["shares"], strict=False)) if row and row["words"] else {}
+    common = await searching.common_words(conn)
     if len(_WORD_STATS) >= 8:  # a pool per host: a handful; tests make many
         _WORD_STATS.clear()
     _WORD_STATS[id(pool)] = (pool, monotonic(), common)
@@ -388,36 +351,21 @@ async def _rare_word_side(
     common word's entries was most of a search's time at 100,000 entries. One statement then gathers
     each word's entries (at most RARE_POOL), counts them, and sums the rarities; filters apply to the
     candidates."""
-    row = await conn.fetchrow(
-        """SELECT coalesce(nullif(greatest(c.reltuples::bigint, 0), 0),
-                           (SELECT count(*) FROM mod_rss.entries)) AS total,
-                  ARRAY(SELECT DISTINCT word FROM unnest(tsvector_to_array(to_tsvector('simple', $1))) AS t(word)
-                        WHERE length(word) > 1 AND length(to_tsvector('english', word)) > 0) AS words
-           FROM pg_class c WHERE c.oid = 'mod_rss.entries'::regclass""",
-        query.text,
-    )
-    assert row is not None
-    total: int = row["total"]
+    total, found = await searching.query_words(conn, query.text)
     share = max(2.0, RARE_MAX_SHARE * total)
-    words = [w for w in row["words"] if common.get(w, 0.0) * total < min(RARE_POOL, share + 1)]
+    words = [w for w in found if common.get(w, 0.0) * total < min(RARE_POOL, share + 1)]
     if total < 2 or len(words) < RARE_MIN_WORDS:
         return []
-    args: list[Any] = [words, RARE_POOL, float(total), share, RARE_MIN_WORDS, k]
-    where = _filters(query, args)
-    rows = await conn.fetch(
-        f"""WITH pairs AS (SELECT w.word, p.id FROM unnest($1::text[]) AS w(word), LATERAL (
-                               SELECT e.id FROM mod_rss.entries e
-                               WHERE e.search_tsv @@ quote_literal(w.word)::tsquery LIMIT $2) p),
-                 rare AS (SELECT word, ln($3 / count(*)) / ln($3) AS rarity FROM pairs GROUP BY word
-                          HAVING count(*) < $2 AND count(*) <= $4),
-                 shared AS (SELECT pairs.id, sum(rare.rarity) AS score FROM pairs JOIN rare USING (word)
-                            GROUP BY pairs.id HAVING count(*) >= $5)
-            SELECT s.id, s.score FROM shared s
-            JOIN mod_rss.entries e ON e.id = s.id JOIN mod_rss.feeds f ON f.id = e.feed_id
-            WHERE true{where} ORDER BY s.score DESC, s.id DESC LIMIT $6""",
-        *args,
+    return await searching.rare_word_hits(
+        conn,
+        query.scope,
+        words,
+        k,
+        per_word=RARE_POOL,
+        total=total,
+        max_entries=share,
+        min_shared=RARE_MIN_WORDS,
     )
-    return [(r["id"], float(r["score"])) for r in rows]
 
 
 async def _text_side(
@@ -429,42 +377,22 @@ async def _text_side(
     `relax`: fill up with entries matching any word. Only without vectors: beside the vector side such
     partial matches are noise that outvotes it in the fusion (on the real corpus, 300 title→body queries:
     hybrid recall@10 0.67 with them, 0.87 without; vectors alone 0.86)."""
-    tsq: str = await conn.fetchval("SELECT websearch_to_tsquery('simple', $1)::text", query.text)
+    tsq = await searching.tsquery(conn, query.text)
     if not tsq:
         return [], None, set()
-    args: list[Any] = [tsq, k]
-    where = _filters(query, args)
-    args.append(MATCH_POOL)
-    rows = await conn.fetch(
-        f"""SELECT id, ts_rank_cd(search_tsv, $1::tsquery) AS rank FROM (
-                SELECT e.id, e.search_tsv FROM mod_rss.entries e JOIN mod_rss.feeds f ON f.id = e.feed_id
-                WHERE e.search_tsv @@ $1::tsquery{where}
-                ORDER BY e.effective_at DESC LIMIT ${len(args)}) newest
-            ORDER BY rank DESC, id DESC LIMIT $2""",
-        *args,
-    )
-    hits = [(r["id"], float(r["rank"])) for r in rows]
+    hits = await searching.text_hits(conn, query.scope, tsq, k, newest=MATCH_POOL)
     if not relax or len(hits) >= k or " & " not in tsq or not relaxable(query.text):
         return hits, tsq, set()
     any_word = tsq.replace(" & ", " | ")
-    args = [any_word, k - len(hits), [h[0] for h in hits], query.text, TERM_POOL]
-    where = _filters(query, args)
-    # The pool is up to TERM_POOL entries per word: a rare word (a name, a term) brings every entry it is
-    # in, a common one only a sample, so common words cannot crowd out the entries that matter. Stop words
-    # bring none ('english' reduces them to nothing): "healthy eating and exercise" matched on "and".
-    rows = await conn.fetch(
-        f"""WITH pool AS (
-                SELECT DISTINCT p.id FROM unnest(tsvector_to_array(to_tsvector('simple', $4))) AS w(word),
-                LATERAL (SELECT e.id FROM mod_rss.entries e JOIN mod_rss.feeds f ON f.id = e.feed_id
-                         WHERE e.search_tsv @@ quote_literal(w.word)::tsquery{where} LIMIT $5) p
-                WHERE length(to_tsvector('english', w.word)) > 0)
-            SELECT e.id, ts_rank_cd(e.search_tsv, $1::tsquery) AS rank
-            FROM pool JOIN mod_rss.entries e ON e.id = pool.id
-            WHERE e.id <> ALL($3::bigint[])
-            ORDER BY rank DESC, e.id DESC LIMIT $2""",
-        *args,
+    partial = await searching.any_word_hits(
+        conn,
+        query.scope,
+        any_word,
+        query.text,
+        k - len(hits),
+        leave_out=[h[0] for h in hits],
+        per_word=TERM_POOL,
     )
-    partial = [(r["id"], float(r["rank"])) for r in rows]
     return hits + partial, any_word, {h[0] for h in partial}
 
 
@@ -497,18 +425,7 @@ async def _coverage(
     key = (model, query.feed, query.folder, query.since, query.until)
     if cache is not None and (known := cache.get(key)) is not None:
         return known
-    args: list[Any] = [model]
-    where = _filters(query, args)
-    row = await conn.fetchrow(
-        f"""SELECT count(*) AS total,
-                   count(*) FILTER (WHERE x.status = 'done' AND x.model = $1) AS embedded
-            FROM mod_rss.entries e JOIN mod_rss.feeds f ON f.id = e.feed_id
-            LEFT JOIN mod_rss.entry_embeddings x ON x.entry_id = e.id
-            WHERE true{where}""",
-        *args,
-    )
-    assert row is not None
-    coverage = Coverage(int(row["embedded"]), int(row["total"]), model)
+    coverage = Coverage(*await searching.coverage(conn, query.scope, model), model)
     if cache is not None:
         cache.put(key, coverage)
     return coverage
@@ -518,29 +435,11 @@ async def _title_matches(conn: asyncpg.Connection, query: SearchQuery) -> list[i
     """Entries whose title is the query (case and spacing aside), newest first: searching a title you saw
     must find that entry first, whatever the fusion thinks of its body."""
     title = " ".join(query.text.split()).lower()
-    args: list[Any] = [title]
-    where = _filters(query, args)
-    rows = await conn.fetch(
-        f"""SELECT e.id FROM mod_rss.entries e JOIN mod_rss.feeds f ON f.id = e.feed_id
-            WHERE md5(lower(e.title)) = md5($1) AND lower(e.title) = $1{where}
-            ORDER BY e.effective_at DESC, e.id DESC LIMIT 5""",
-        *args,
-    )
-    return [r["id"] for r in rows]
+    return await searching.title_matches(conn, query.scope, title, limit=5)
 
 
 async def _details(conn: asyncpg.Connection, fused: list[Fused], tsq: str | None) -> list[SearchResult]:
-    rows = await conn.fetch(
-        """SELECT e.id, e.message_id, e.feed_id, f.title AS feed_title, e.title, e.link, e.published,
-                   CASE WHEN $2::text IS NULL THEN left(t.best_text, 240)
-                        ELSE ts_headline('simple', left(t.best_text, 20000), $2::tsquery, $3) END AS snippet
-            FROM mod_rss.entries e JOIN mod_rss.feeds f ON f.id = e.feed_id
-            JOIN mod_rss.entry_text t ON t.entry_id = e.id WHERE e.id = ANY($1::bigint[])""",
-        [f.entry_id for f in fused],
-        tsq,
-        HEADLINE,
-    )
-    by_id = {r["id"]: r for r in rows}
+    by_id = await searching.details(conn, [f.entry_id for f in fused], tsq, HEADLINE)
     return [
         SearchResult(
             entry_id=f.entry_id,
@@ -581,15 +480,10 @@ async def _query_vector(ai: AIServices, text: str) -> tuple[list[float] | None, 
 async def _check_scope(conn: asyncpg.Connection, query: SearchQuery) -> None:
     """A feed or folder filter must name something that exists: an empty answer would look like "no
     matches" (or, worse, like an embedding backlog) when the filter is simply wrong."""
-    if query.feed is not None and not await conn.fetchval(
-        "SELECT 1 FROM mod_rss.feeds WHERE id = $1", query.feed
-    ):
+    if query.feed is not None and not await searching.feed_exists(conn, query.feed):
         raise UserError(f"feed {query.feed} does not exist", "list feeds with `feedeater rss list`")
     if query.folder is not None:
-        rows = await conn.fetch(  # a folder an app created stays known while empty (rss/0029)
-            "SELECT folder FROM mod_rss.feeds WHERE folder IS NOT NULL UNION SELECT name FROM mod_rss.folders"
-        )
-        folders = [r["folder"] for r in rows]
+        folders = await searching.folder_names(conn)
         if not any(in_folder(f, query.folder) for f in folders):
             raise unknown_folder(query.folder, folders)
 
@@ -615,7 +509,7 @@ async def search(
     async with pool.acquire() as conn, conn.transaction():
         # Plans must see the actual words: a generic plan (asyncpg prepares statements) treats "the" like a
         # rare word and scans all its matches — measured 150 ms instead of 8 ms at 100,000 entries.
-        await conn.execute("SET LOCAL plan_cache_mode = force_custom_plan")
+        await searching.custom_plans(conn)
         vector_hits: list[tuple[int, float]] = []
         if vector is not None and model is not None:
             vector_hits = await _vector_side(conn, query, vector, model, k)

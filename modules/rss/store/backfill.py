@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -11,7 +10,6 @@ from typing import Any
 import asyncpg
 
 from host.workqueue import WorkQueue
-from modules.rss.backfill import links as archive
 
 _COLUMNS = "feed_id, rel, next_url, pages_done, max_pages, visited"
 
@@ -42,19 +40,16 @@ QUEUE = WorkQueue(
 ONE = dataclasses.replace(QUEUE, due="q.state = 'queued' AND q.next_url IS NOT NULL AND q.feed_id = $4")
 
 
-async def offer(
-    conn: asyncpg.Connection, feed_id: int, links: Iterable[tuple[str, str]], *, max_pages: int
-) -> None:
-    """Queue a feed's archive walk the first time a poll sees archive links (walked once, never again)."""
-    first = archive.start(links)
-    if first is not None:
-        await conn.execute(
-            """INSERT INTO mod_rss.backfill (feed_id, rel, next_url, max_pages) VALUES ($1, $2, $3, $4)
-               ON CONFLICT (feed_id) DO NOTHING""",
-            feed_id,
-            *first,
-            max_pages,
-        )
+async def offer(conn: asyncpg.Connection, feed_id: int, rel: str, url: str, *, max_pages: int) -> None:
+    """Queue a feed's archive walk from `url` unless it has one (walked once, never again)."""
+    await conn.execute(
+        """INSERT INTO mod_rss.backfill (feed_id, rel, next_url, max_pages) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (feed_id) DO NOTHING""",
+        feed_id,
+        rel,
+        url,
+        max_pages,
+    )
 
 
 async def request(conn: asyncpg.Connection, feed_id: int, rel: str, url: str, *, max_pages: int) -> None:
@@ -102,6 +97,11 @@ async def page_failed(
         retry_at,
         give_up,
     )
+
+
+async def attempts(conn: asyncpg.Connection, feed_id: int) -> int:
+    """How often the walk's current page failed."""
+    return int(await conn.fetchval("SELECT attempts FROM mod_rss.backfill WHERE feed_id = $1", feed_id) or 0)
 
 
 async def release(conn: asyncpg.Connection, feed_id: int) -> None:

@@ -10,7 +10,7 @@ import asyncpg
 
 from host.module import ModuleContext
 from modules.rss import store
-from modules.rss.ingest import publish
+from modules.rss.model import context_key
 
 
 async def run(ctx: ModuleContext) -> dict[str, Any]:
@@ -29,5 +29,5 @@ async def live_messages(conn: asyncpg.Connection, ids: Sequence[uuid.UUID]) -> s
 async def live_sources(conn: asyncpg.Connection, keys: Sequence[str]) -> set[str]:
     """Which of these context keys (`feed:<id>`) still name a subscribed feed."""
     rows = await conn.fetch("SELECT id FROM mod_rss.feeds")  # a few thousand ids at most
-    alive = {publish.context_key(r["id"]) for r in rows}
+    alive = {context_key(r["id"]) for r in rows}
     return {k for k in keys if k in alive}

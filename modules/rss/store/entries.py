@@ -9,9 +9,7 @@ from typing import Any
 
 import asyncpg
 
-from modules.rss.ingest.diff import Intents, Known
-from modules.rss.ingest.publish import message_id
-from modules.rss.model import Entry
+from modules.rss.model import Entry, Intents, Known, message_id
 
 _ENTRY_FIELDS = tuple(f.name for f in fields(Entry))
 

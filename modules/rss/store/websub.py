@@ -1,4 +1,5 @@
-"""mod_rss.websub: push subscriptions and their lease state (SQL only; decisions in rss.websub.lease)."""
+"""mod_rss.websub: push subscriptions and their lease state (SQL only; decisions in rss.websub.lease, which
+reads `Current`)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,18 @@ import asyncpg
 
 from host.workqueue import WorkQueue
 from modules.rss.store.feeds import poll_soon
-from modules.rss.websub.lease import Current
 
 _COLUMNS = "id, feed_id, token, hub, topic, callback, secret, state"
+
+
+@dataclass(frozen=True, slots=True)
+class Current:
+    """What storage holds for a feed's subscription."""
+
+    hub: str
+    topic: str
+    state: str  # pending, active, failed, unsubscribing
+    updated_at: datetime
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
+
+from modules.rss.store.websub import Current
 
 if TYPE_CHECKING:  # `rss show` reads subscriptions without loading the parser that discovery uses
     from modules.rss.websub.discover import Push
 
 RENEW_MARGIN = 0.2  # renew once 80 % of the lease has passed …
 RENEW_MARGIN_CAP_S = 86400.0  # … but never more than a day early
-
-
-@dataclass(frozen=True, slots=True)
-class Current:
-    """What storage holds for a feed's subscription."""
-
-    hub: str
-    topic: str
-    state: str  # pending, active, failed, unsubscribing
-    updated_at: datetime
 
 
 def should_subscribe(current: Current | None, push: Push, *, now: datetime, retry_after_s: float) -> bool:

@@ -9,7 +9,7 @@ import asyncpg
 
 from host.module import ModuleContext
 from modules.rss import store
-from modules.rss.ingest.document import ingest_document
+from modules.rss.ingest.document import Body, ingest_document
 from modules.rss.model import Feed
 from modules.rss.store import websub as subs
 
@@ -34,7 +34,7 @@ async def deliver(
 
     headers = {"content-type": content_type or "", "x-feedeater-source": f"websub {sub.hub}"}
     stored = await ingest_document(
-        ctx, feed, url=sub.topic, headers=headers, body=body, now=now, skip_same=True, after=count
+        ctx, feed, Body(sub.topic, headers, body), now=now, skip_same=True, after=count
     )
     if stored.error:
         log.warning("feed %s: pushed content from %s unreadable: %s", feed_id, sub.hub, stored.error)
