@@ -64,7 +64,7 @@ def _cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from modules.rss import cli
     from modules.rss.search import cli as search_cli
 
-    cli.register(sub)
+    cli.register(sub, search_cli.add_reembed)
     search_cli.register(sub)
 
 

@@ -1,17 +1,18 @@
 """`feedeater rss ...`: subscriptions (add, remove, list, show, set, import, export) and reading (entries,
 entry, mark).
 
-New feeds are fetched as soon as they are added (like Miniflux), through the poll job's own code path.
-Imports of the pipeline happen inside the commands: registering the parser must stay cheap.
+A front door: it parses arguments, calls the module's service (modules/rss/service) and prints; the
+progress bar of a fetch-now is drawn here. New feeds are fetched as soon as they are added (like
+Miniflux), through the poll job's own code path. Imports of the pipeline happen inside the commands:
+registering the parser must stay cheap.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import uuid
-from collections import Counter
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,60 +21,11 @@ from host.errors import UserError
 from host.textfmt import plural, relative, when
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from datetime import datetime
 
     from host.module import ModuleContext
     from host.runtime import Host
-    from modules.rss import store
-
-FETCH_NOW_CONCURRENCY = 8  # new feeds fetched at once by `rss add` / `rss import`
-
-
-def parse_assignment(text: str) -> tuple[str, Any]:
-    """`key=value` for `rss set`, validated and converted to the column's value."""
-    from modules.rss.store import EDITABLE, EDITABLE_BOUNDS, EDITABLE_FLAGS
-
-    key, sep, raw = text.partition("=")
-    key, raw = key.strip(), raw.strip()
-    if not sep or key not in EDITABLE:
-        raise UserError(f"cannot set {text!r}", f"use key=value with key one of: {', '.join(EDITABLE)}")
-    if key in EDITABLE_FLAGS:
-        if raw.lower() not in ("true", "false", "yes", "no", "1", "0", "on", "off"):
-            raise UserError(f"{key}={raw!r} is not true/false")
-        return key, raw.lower() in ("true", "yes", "1", "on")
-    if key in ("folder", "title"):
-        return key, (raw or None) if key == "folder" else raw
-    if raw.lower() in ("", "default", "auto"):
-        return key, None
-    bounds = EDITABLE_BOUNDS[key]
-    try:
-        number = float(raw)
-    except ValueError:
-        raise UserError(f"{key}={raw!r} is not a number", f"give {bounds[2]}, or 'default'") from None
-    if not bounds[0] <= number <= bounds[1]:
-        raise UserError(
-            f"{key}={raw} is out of range", f"use {bounds[0]}–{bounds[1]} {bounds[2]}, or 'default'"
-        )
-    return key, round(number * 60) if EDITABLE_BOUNDS[key][2] == "minutes" else int(number)
-
-
-def feed_state(row: dict[str, Any]) -> str:
-    """What a user needs to know first: dead, disabled, circuit open, forbidden or failing (how often), new,
-    ok. A 403 is said as such (seeds 000/003): the server refuses us, retrying soon would not help."""
-    if row["dead"]:
-        return "dead"
-    if not row["enabled"]:
-        return "disabled"
-    if row.get("circuit") == "open":
-        return "circuit open" + (
-            f" (failing ×{row['consecutive_errors']})" if row["consecutive_errors"] else ""
-        )
-    if row["consecutive_errors"]:
-        what = "forbidden" if row.get("last_status") == 403 else "failing"
-        return f"{what} ×{row['consecutive_errors']}" + (" (stale)" if row["stale"] else "")
-    if row["last_polled_at"] is None:
-        return "new"
-    return "ok"
 
 
 # -- commands ------------------------------------------------------------------------------------
@@ -97,25 +49,16 @@ Result = tuple[Any, Any]
 
 
 async def _add(host: Host, args: argparse.Namespace) -> Result:
-    from modules.rss.subscriptions import subscribe
+    from modules.rss.service import feeds
 
     ctx = await host.context("rss")
-    subscribe.check_interval(args.interval)
-    validated = await subscribe.validate(ctx.state["fetcher"], args.url)
-    async with ctx.pool.acquire() as conn:
-        row, created = await subscribe.subscribe(
-            conn,
-            ctx.state["fetcher"],
-            args.url,
-            folder=args.folder,
-            interval_minutes=args.interval,
-            validated=validated,
-        )
-    data: dict[str, Any] = {"id": row.id, "url": row.url, "title": row.title, "created": created}
-    if validated.notice:
-        data["notice"] = validated.notice
-    if created and not args.no_fetch:
-        data["fetch"] = await fetch_now(ctx, [row.id])
+    added = await feeds.add_feed(ctx, args.url, folder=args.folder, interval_minutes=args.interval)
+    row = added.feed
+    data: dict[str, Any] = {"id": row.id, "url": row.url, "title": row.title, "created": added.created}
+    if added.notice:
+        data["notice"] = added.notice
+    if added.created and not args.no_fetch:
+        data["fetch"] = await _fetch_now(ctx, [row.id])
 
     def text(d: dict[str, Any]) -> str:
         head = f"{'added' if d['created'] else 'already subscribed:'} feed {d['id']}: {d['title'] or d['url']} <{d['url']}>"
@@ -125,85 +68,23 @@ async def _add(host: Host, args: argparse.Namespace) -> Result:
     return data, text
 
 
-async def fetch_now(ctx: ModuleContext, feed_ids: list[int]) -> dict[str, Any]:
-    """Poll new feeds at once, a few at a time, with a progress bar on a terminal."""
+async def _fetch_now(ctx: ModuleContext, feed_ids: list[int]) -> dict[str, Any]:
+    """The service's fetch-now with a progress bar on a terminal."""
     from host import progress
-    from modules.rss.ingest import poll
+    from modules.rss.service import feeds
 
-    done = 0
+    done = itertools.count(1)
     with progress.bar("fetching new feeds", len(feed_ids)) as update:
-
-        def on_done(_claim: store.Claim, _result: Counter[str] | BaseException) -> None:
-            nonlocal done
-            done += 1
-            update(done, None)
-
-        results = await poll.poll_now(ctx, feed_ids, concurrency=FETCH_NOW_CONCURRENCY, on_done=on_done)
-    async with ctx.pool.acquire() as conn:
-        errors = {
-            r["feed_id"]: r["last_error"]
-            for r in await conn.fetch(
-                "SELECT feed_id, last_error FROM mod_rss.poll_state WHERE feed_id = ANY($1::bigint[]) AND consecutive_errors > 0",
-                feed_ids,
-            )
-        }
-    return fetch_summary(feed_ids, results, errors)
-
-
-DEFERRED_CIRCUIT = "deferred: the host's circuit breaker is open (the host failed repeatedly)"
-DEFERRED_BUSY = "deferred: another poll is fetching it"
-
-
-def fetch_summary(
-    feed_ids: Sequence[int], results: Mapping[int, Counter[str] | BaseException], errors: Mapping[int, str]
-) -> dict[str, Any]:
-    """What fetching these feeds did (pure): a feed counts as fetched only when a request was answered;
-    feeds the per-host circuit breaker held back, or that another poll holds, are `deferred` with why
-    (an import said "fetched 16 of 91" of 16 feeds never requested)."""
-    failed: dict[str, str] = {}
-    deferred: dict[str, str] = {}
-    new = 0
-    for fid in feed_ids:
-        result = results.get(fid)
-        if result is None:
-            deferred[str(fid)] = DEFERRED_BUSY
-        elif isinstance(result, BaseException):
-            failed[str(fid)] = f"{type(result).__name__}: {result}"
-        elif result["status_circuit_open"]:
-            deferred[str(fid)] = DEFERRED_CIRCUIT
-        elif fid in errors:
-            failed[str(fid)] = errors[fid]
-        else:
-            new += result["new"]
-    return {
-        "feeds": len(feed_ids),
-        "fetched": len(feed_ids) - len(failed) - len(deferred),
-        "failed": dict(sorted(failed.items(), key=lambda kv: int(kv[0]))),
-        "deferred": dict(sorted(deferred.items(), key=lambda kv: int(kv[0]))),
-        "new_entries": new,
-    }
-
-
-def not_pollable(feed_id: int, *, enabled: bool, dead: bool) -> tuple[str, str] | None:
-    """Why a feed cannot be polled now, with the fix (`rss poll`, the API's refetch, the console)."""
-    if dead:
-        return f"feed {feed_id} is dead", f"enable it again first: `feedeater rss set {feed_id} enabled=true`"
-    if not enabled:
-        return f"feed {feed_id} is disabled", f"enable it first: `feedeater rss set {feed_id} enabled=true`"
-    return None
+        return await feeds.fetch_now(ctx, feed_ids, on_done=lambda: update(next(done), None))
 
 
 async def _poll(host: Host, args: argparse.Namespace) -> Result:
     """`rss poll FEED…`: fetch named feeds now, due or not, through the poll job's code (fetch_now)."""
-    from modules.rss import store
+    from modules.rss.service import feeds
 
     async with host.require_pool().acquire() as conn:
-        feeds = [await store.get_feed(conn, ref) for ref in args.feeds]  # all exist, or nothing is polled
-    for feed in feeds:
-        if (refused := not_pollable(feed.id, enabled=feed.enabled, dead=feed.dead)) is not None:
-            raise UserError(*refused)
-    ids = list(dict.fromkeys(f.id for f in feeds))
-    return await fetch_now(await host.context("rss"), ids), _fetch_text
+        ids = await feeds.pollable(conn, args.feeds)  # all exist and may be polled, or nothing is polled
+    return await _fetch_now(await host.context("rss"), ids), _fetch_text
 
 
 def _fetch_text(f: dict[str, Any]) -> str:
@@ -224,19 +105,9 @@ def _fetch_text(f: dict[str, Any]) -> str:
 
 
 async def _remove(host: Host, args: argparse.Namespace) -> Result:
-    from modules.rss import store
-    from modules.rss.store import websub as websub_store
+    from modules.rss.service import feeds
 
-    async with host.require_pool().acquire() as conn, conn.transaction():
-        feeds = [await store.get_feed(conn, ref) for ref in args.feeds]  # all exist, or nothing is removed
-        pushed = await websub_store.unsubscribing(conn, [f.id for f in feeds])
-        for feed in feeds:
-            await store.remove_feed(conn, feed.id)
-    if pushed:  # tell their WebSub hubs (needs the module's fetcher)
-        from modules.rss.websub import subscribe as websub
-
-        await websub.unsubscribe(await host.context("rss"), pushed)
-    removed = [f.id for f in feeds]
+    removed = await feeds.remove_feeds(host.require_pool(), args.feeds, lambda: host.context("rss"))
     return {
         "removed": removed
     }, lambda d: f"removed {plural(len(d['removed']), 'feed')}: " + ", ".join(map(str, d["removed"]))
@@ -244,19 +115,14 @@ async def _remove(host: Host, args: argparse.Namespace) -> Result:
 
 async def _list(host: Host, args: argparse.Namespace) -> Result:
     from host.cli import nothing, table
-    from modules.rss import store
-    from modules.rss.store import views
+    from modules.rss.service import feeds
 
     async with host.require_pool().acquire() as conn:
-        rows = [{**r, "state": feed_state(r)} for r in await store.list_feeds(conn, args.folder)]
-        if not rows and args.folder is not None:  # a typo must not look like an empty folder
-            known = [f["folder"] for f in await views.folders(conn) if f["folder"]]
-            raise UserError(
-                f"no folder {args.folder!r}",
-                f"folders: {', '.join(known)}" if known else "no feed is in a folder (rss add --folder NAME)",
-            )
+        rows = await feeds.feed_rows(conn, args.folder)
+        if not rows and args.folder is not None:
+            raise await feeds.unknown_folder(conn, args.folder)
     if args.json:  # the API's schema; the table needs no validation, and pydantic costs 0.15 s to load
-        from modules.rss.api.models import Feed
+        from modules.rss.service.models import Feed
 
         rows = [Feed.model_validate(r).model_dump() for r in rows]
     return (
@@ -288,18 +154,10 @@ async def _list(host: Host, args: argparse.Namespace) -> Result:
 
 
 async def _show(host: Host, args: argparse.Namespace) -> Result:
-    from modules.rss import store
-    from modules.rss.store import backfill as backfill_store
-    from modules.rss.store import websub as websub_store
+    from modules.rss.service import feeds
 
     async with host.require_pool().acquire() as conn:
-        feed = await store.get_feed(conn, args.feed)
-        (row,) = await store.list_feeds(conn, feed_id=feed.id)
-        recent = await store.list_entries(conn, feed_id=feed.id, limit=10)
-        push = await websub_store.describe(conn, feed.id)
-        archive = await backfill_store.status(conn, feed.id)
-    data = {**row, "state": feed_state(row), "recent_entries": recent, "websub": push, "backfill": archive}
-    return data, _show_text
+        return await feeds.show_feed(conn, args.feed), _show_text
 
 
 def _moment(value: datetime | None) -> str:
@@ -377,12 +235,11 @@ def _show_text(d: dict[str, Any]) -> str:
 
 
 async def _set(host: Host, args: argparse.Namespace) -> Result:
-    from modules.rss import store
+    from modules.rss.service import feeds
 
-    changes = dict(parse_assignment(a) for a in args.assignments)
+    changes = dict(feeds.parse_assignment(a) for a in args.assignments)
     async with host.require_pool().acquire() as conn:
-        feed = await store.get_feed(conn, args.feed)
-        updated = await store.update_feed(conn, feed.id, changes)
+        updated = await feeds.update_feed(conn, args.feed, changes)
     return {
         "id": updated.id,
         "changed": changes,
@@ -422,23 +279,24 @@ def _check_export_path(path: Path) -> None:
 
 
 async def _import(host: Host, args: argparse.Namespace) -> Result:
-    from modules.rss.subscriptions import subscribe
+    from modules.rss.service import feeds
     from modules.rss.subscriptions.opml import OpmlError
 
     path = Path(args.file)
     settings = await host.resolved_settings("rss")
     try:
-        async with host.require_pool().acquire() as conn:
-            imported = await subscribe.import_opml(
-                conn, path.read_bytes(), allow_private_networks=bool(settings["allow_private_networks"])
-            )
+        imported = await feeds.import_opml(
+            host.require_pool(),
+            path.read_bytes(),
+            allow_private_networks=bool(settings["allow_private_networks"]),
+        )
     except OpmlError as exc:
         raise UserError(f"cannot import {path}: {exc}") from None
     except OSError as exc:
         raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
     data = imported.as_dict()
     if imported.added and not args.no_fetch:
-        data["fetch"] = await fetch_now(await host.context("rss"), imported.added)
+        data["fetch"] = await _fetch_now(await host.context("rss"), imported.added)
 
     def text(d: dict[str, Any]) -> str:
         lines = [f"imported {plural(d['added'], 'feed')} ({d['already_present']} already present)"]
@@ -449,10 +307,9 @@ async def _import(host: Host, args: argparse.Namespace) -> Result:
 
 
 async def _export(host: Host, args: argparse.Namespace) -> Result:
-    from modules.rss.subscriptions import subscribe
+    from modules.rss.service import feeds
 
-    async with host.require_pool().acquire() as conn:
-        opml = await subscribe.export(conn)
+    opml = await feeds.export_opml(host.require_pool())
     if not args.file:
         sys.stdout.buffer.write(opml)
         sys.stdout.buffer.flush()
@@ -468,29 +325,24 @@ async def _export(host: Host, args: argparse.Namespace) -> Result:
 
 async def _entries(host: Host, args: argparse.Namespace) -> Result:
     from host.cli import table, where
-    from modules.rss import store
-    from modules.rss.api.models import EntrySummary
     from modules.rss.search.query import parse_since
-    from modules.rss.store import reading
+    from modules.rss.service import entries
+    from modules.rss.service.models import EntrySummary
 
     if not 1 <= args.limit <= 1000:
         raise UserError(f"--limit {args.limit} is out of range", "give 1 to 1000")
     since = parse_since(args.since) if args.since else None
     async with host.require_pool().acquire() as conn:
-        feed_id = (await store.get_feed(conn, args.feed)).id if args.feed else None
-        before = await reading.position(conn, args.before) if args.before is not None else None
-        rows = [
-            EntrySummary.model_validate(r).model_dump()
-            for r in await store.list_entries(
-                conn,
-                feed_id=feed_id,
-                since=since,
-                unread=args.unread,
-                starred=args.starred,
-                before=before,
-                limit=args.limit,
-            )
-        ]
+        found, _next = await entries.page(
+            conn,
+            feed=args.feed or None,
+            since=since,
+            unread=args.unread,
+            starred=args.starred,
+            before=args.before,
+            limit=args.limit,
+        )
+    rows = [EntrySummary.model_validate(r).model_dump() for r in found]
     more = f"; older ones: the same command with --before {rows[-1]['id']}" if len(rows) == args.limit else ""
     return (
         rows,
@@ -523,7 +375,7 @@ async def _entries(host: Host, args: argparse.Namespace) -> Result:
 
 async def _entry(host: Host, args: argparse.Namespace) -> Result:
     from modules.rss import store
-    from modules.rss.api.models import Entry
+    from modules.rss.service.models import Entry
 
     async with host.require_pool().acquire() as conn:
         row = Entry.model_validate(await store.get_entry(conn, entry_ref(args.entry))).model_dump()
@@ -571,8 +423,7 @@ def toggle(on: bool, off: bool, on_flag: str, off_flag: str) -> bool | None:
 
 
 async def _mark(host: Host, args: argparse.Namespace) -> Result:
-    from modules.rss import store
-    from modules.rss.store import reading
+    from modules.rss.service import entries
 
     read = toggle(args.read, args.unread, "--read", "--unread")
     starred = toggle(args.star, args.unstar, "--star", "--unstar")
@@ -583,18 +434,9 @@ async def _mark(host: Host, args: argparse.Namespace) -> Result:
             "mark entries by id, or a whole feed with --feed",
             "e.g. `rss mark 12 13 --read` or `rss mark --feed 3 --read`",
         )
-    async with host.require_pool().acquire() as conn:
-        if args.feed:
-            feed = reading.EntryFilter(feed_id=(await store.get_feed(conn, args.feed)).id)
-            wanted = [i for i, _ in await reading.find_entry_ids(conn, feed, limit=2**62)]
-        else:
-            wanted = args.entries
-        found = await store.mark_entries(conn, wanted, read=read, starred=starred)
-    missing = sorted(set(wanted) - set(found))
-    if missing:
-        raise UserError(
-            f"no entry {', '.join(map(str, missing))}", "list entries with `feedeater rss entries`"
-        )
+    found = await entries.mark(
+        host.require_pool(), entries=args.entries, feed=args.feed, read=read, starred=starred
+    )
     what = [w for w, v in (("read", read), ("unread", read is False), ("starred", starred)) if v] + (
         ["unstarred"] if starred is False else []
     )
@@ -622,21 +464,12 @@ async def _backfill(host: Host, args: argparse.Namespace) -> Result:
 
 async def _why(host: Host, args: argparse.Namespace) -> Result:
     """Was the item seen, in which fetch, with which identity; announced or not, and why; the next poll."""
-    from datetime import UTC, datetime
-
-    from modules.rss.api.models import ItemExplanation
-    from modules.rss.explain import why
+    from modules.rss.service import entries
+    from modules.rss.service.models import ItemExplanation
 
     settings = await host.resolved_settings("rss")
     async with host.require_pool().acquire() as conn:
-        explanation = await why(
-            conn,
-            settings,
-            args.feed,
-            args.item,
-            now=datetime.now(UTC),
-            push=bool(str(settings["websub_callback_base"]).strip()),
-        )
+        explanation = await entries.explain(conn, settings, args.feed, args.item)
     data = ItemExplanation.of(explanation).model_dump(mode="json")
     return data, lambda d: "\n".join(d["lines"])
 
@@ -659,13 +492,17 @@ _ACTIONS = {
 
 
 # -- parser --------------------------------------------------------------------------------------
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from modules.rss.search import cli as search_cli
-
+def register(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    *others: Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None],
+) -> None:
+    """Add `feedeater rss ...`, with subcommands defined elsewhere first (`rss reembed`, search/cli.py):
+    the module wires them, so this front door imports no other."""
     rss = sub.add_parser("rss", help="subscribe to RSS/Atom/JSON feeds and read their entries")
     rss.set_defaults(handler=cmd)
     actions = rss.add_subparsers(dest="rss_action", required=True)
-    search_cli.add_reembed(actions)
+    for add in others:
+        add(actions)
 
     def action(name: str, help_: str) -> argparse.ArgumentParser:
         p = actions.add_parser(name, help=help_)

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from host.web.errors import describe_validation
-from modules.rss.api import cursor
 from modules.rss.api.models import FeedPatch
+from modules.rss.service import cursor
 
 
 @given(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from modules.rss.cli import FETCH_NOW_CONCURRENCY
+from modules.rss.service.feeds import FETCH_NOW_CONCURRENCY
 from tests.feedserver import FeedServer, Route, ago, rss
 from tests.host.test_cli import assert_one_line_error
 from tests.services import FEEDEATER, feedeater, feedeater_env
@@ -125,7 +125,8 @@ def test_import_counts_feeds_the_host_circuit_held_back_as_deferred_not_fetched(
 def test_fetch_summary_in_words() -> None:
     from collections import Counter
 
-    from modules.rss.cli import _fetch_text, fetch_summary
+    from modules.rss.cli import _fetch_text
+    from modules.rss.service.feeds import fetch_summary
 
     results: dict[int, Counter[str] | BaseException] = {
         1: Counter({"status_200": 1, "new": 3}),

@@ -12,9 +12,9 @@ import pytest
 
 from host.runtime import Host
 from modules.rss import store
-from modules.rss.cli import feed_state, parse_assignment
 from modules.rss.ingest import poll as poll_job
 from modules.rss.ingest.schedule import FORBIDDEN_WAIT_S
+from modules.rss.service.feeds import feed_state, parse_assignment
 from tests.feedserver import FeedServer, Route, ago, rss
 from tests.rss.test_poll import add, make_due, poll, state
 

@@ -13,7 +13,7 @@ import pytest
 from host.errors import UserError
 from host.runtime import Host
 from modules.rss import store
-from modules.rss.cli import parse_assignment
+from modules.rss.service.feeds import parse_assignment
 from modules.rss.subscriptions import subscribe
 from modules.rss.subscriptions.opml import parse_opml
 from tests.feedserver import FeedServer, Route

@@ -1,8 +1,9 @@
 """The rss module's REST API v1, mounted by the host under /api/v1 (Manifest.routes).
 
-A thin typed edge: every handler calls the store, subscription and search functions the CLI calls (so
-writes behave exactly like `feedeater rss ...`), and answers with the models in api/models.py. Auth and
-the error shape come from the host (host.web.auth, host.web.errors).
+A thin typed edge: every handler calls the module's service (modules/rss/service), as the CLI does (so
+writes behave exactly like `feedeater rss ...`), and answers with the shared models (service/models.py)
+and the API's own (api/models.py). Auth and the error shape come from the host (host.web.auth,
+host.web.errors).
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from __future__ import annotations
 import base64
 import re
 import uuid
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated, Any
+from datetime import datetime
+from typing import Annotated, Any
 
 import asyncpg
 from fastapi import APIRouter, Body, Path, Query, Response
@@ -20,27 +21,26 @@ from host.errors import UserError
 from host.module import ModuleContext
 from host.web.errors import HttpError, not_found
 from modules.rss import store
-from modules.rss.api import cursor
 from modules.rss.api.models import (
     NO_NUL,
     ApiError,
-    Entry,
     EntryPage,
     EntryStatePatch,
-    EntrySummary,
-    Feed,
     FeedCreate,
     FeedPatch,
+    RawFetch,
+)
+from modules.rss.service import cursor, entries, feeds
+from modules.rss.service.models import (
+    Entry,
+    EntrySummary,
+    Feed,
     FetchSummary,
     ItemExplanation,
     OpmlImportResult,
-    RawFetch,
     SearchResults,
 )
-from modules.rss.cli import feed_state, fetch_now, not_pollable
-
-if TYPE_CHECKING:
-    from modules.rss.subscriptions.subscribe import Imported
+from modules.rss.service.search import search
 
 BIGINT = 2**63 - 1
 
@@ -77,10 +77,10 @@ def rejected(why: str) -> dict[int | str, dict[str, Any]]:
 
 
 async def _feed(conn: asyncpg.Connection, feed_id: int) -> Feed:
-    rows = await store.list_feeds(conn, feed_id=feed_id)
+    rows = await feeds.feed_rows(conn, feed_id=feed_id)
     if not rows:
         raise not_found(f"feed {feed_id}", LIST_HINT)
-    return Feed.model_validate({**rows[0], "state": feed_state(rows[0])})
+    return Feed.model_validate(rows[0])
 
 
 def _moment(name: str, raw: str | None) -> str | None:
@@ -117,24 +117,8 @@ async def _entry(conn: asyncpg.Connection, uid: str) -> dict[str, Any]:
         raise not_found(f"entry {uid}", "list entries with GET /api/v1/feeds/{id}/entries") from None
 
 
-async def import_opml_document(ctx: ModuleContext, body: bytes) -> Imported:
-    """An uploaded OPML document (REST and the Miniflux API; the gate caps its size, the routers'
-    max_body_bytes): `rss import`'s vetting, one HttpError (400) for what cannot be imported."""
-    from modules.rss.subscriptions import subscribe
-    from modules.rss.subscriptions.opml import OpmlError
-
-    try:
-        async with ctx.pool.acquire() as conn:
-            return await subscribe.import_opml(
-                conn, body, allow_private_networks=bool(ctx.settings["allow_private_networks"])
-            )
-    except OpmlError as exc:
-        raise HttpError(400, f"cannot import this OPML: {exc}", "send an OPML 1.0/2.0 document") from None
-
-
 async def build(ctx: ModuleContext) -> APIRouter:
-    from modules.rss.search.query import CoverageCache, parse_request, search
-    from modules.rss.subscriptions import subscribe
+    from modules.rss.search.query import CoverageCache
 
     router = APIRouter()
     pool = ctx.pool
@@ -148,8 +132,8 @@ async def build(ctx: ModuleContext) -> APIRouter:
         ),
     ) -> list[Feed]:
         async with pool.acquire() as conn:
-            rows = await store.list_feeds(conn, folder)
-        return [Feed.model_validate({**r, "state": feed_state(r)}) for r in rows]
+            rows = await feeds.feed_rows(conn, folder)
+        return [Feed.model_validate(r) for r in rows]
 
     @router.post(
         "/feeds",
@@ -161,20 +145,13 @@ async def build(ctx: ModuleContext) -> APIRouter:
         },
     )
     async def add_feed(body: FeedCreate, response: Response) -> Feed:
-        # Validate (fetch, maybe discover) before taking a connection: that can take seconds.
-        validated = await subscribe.validate(ctx.state["fetcher"], body.url)
+        added = await feeds.add_feed(
+            ctx, body.url, folder=body.folder, interval_minutes=body.interval_minutes
+        )
+        if not added.created:
+            response.status_code = 200
         async with pool.acquire() as conn:
-            row, created = await subscribe.subscribe(
-                conn,
-                ctx.state["fetcher"],
-                body.url,
-                folder=body.folder,
-                interval_minutes=body.interval_minutes,
-                validated=validated,
-            )
-            if not created:
-                response.status_code = 200
-            return await _feed(conn, row.id)
+            return await _feed(conn, added.feed.id)
 
     @router.get("/feeds/{feed_id}", summary="One subscription with its poll state")
     async def get_feed(feed_id: FeedId) -> Feed:
@@ -186,25 +163,24 @@ async def build(ctx: ModuleContext) -> APIRouter:
         changes = body.changes()
         async with pool.acquire() as conn, conn.transaction():
             await _feed(conn, feed_id)
-            if changes:
-                await store.update_feed(conn, feed_id, changes)
+            await feeds.update_feed(conn, feed_id, changes)
             return await _feed(conn, feed_id)
 
     @router.delete("/feeds/{feed_id}", status_code=204, summary="Unsubscribe (deletes its entries)")
     async def delete_feed(feed_id: FeedId) -> Response:
-        async with pool.acquire() as conn, conn.transaction():
+        async with pool.acquire() as conn:
             await _feed(conn, feed_id)
-            await store.remove_feed(conn, feed_id)
+        await feeds.remove_feeds(pool, [feed_id], ctx)
         return Response(status_code=204)
 
     @router.post("/feeds/{feed_id}/refetch", summary="Fetch the feed now, due or not")
     async def refetch(feed_id: FeedId) -> FetchSummary:
         async with pool.acquire() as conn:
             feed = await _feed(conn, feed_id)
-        if (refused := not_pollable(feed_id, enabled=feed.enabled, dead=feed.dead)) is not None:
+        if (refused := feeds.not_pollable(feed_id, enabled=feed.enabled, dead=feed.dead)) is not None:
             fix = f'enable it first: PATCH /api/v1/feeds/{feed_id} with {{"enabled": true}}'
             raise HttpError(409, refused[0], fix)
-        return FetchSummary.model_validate(await fetch_now(ctx, [feed_id]))
+        return FetchSummary.model_validate(await feeds.fetch_now(ctx, [feed_id]))
 
     @router.get(
         "/feeds/{feed_id}/why",
@@ -219,14 +195,9 @@ async def build(ctx: ModuleContext) -> APIRouter:
             min_length=1, max_length=4096, pattern=NO_NUL, description="guid, link, entry id or message id"
         ),
     ) -> ItemExplanation:
-        from modules.rss.explain import why as explain_item
-        from modules.rss.websub import subscribe as websub
-
         async with pool.acquire() as conn:
             await _feed(conn, feed_id)
-            explanation = await explain_item(
-                conn, ctx.settings, feed_id, item, now=datetime.now(UTC), push=websub.enabled(ctx)
-            )
+            explanation = await entries.explain(conn, ctx.settings, feed_id, item)
         return ItemExplanation.of(explanation)
 
     @router.get(
@@ -259,24 +230,20 @@ async def build(ctx: ModuleContext) -> APIRouter:
                 400, "the cursor is not one this API gave", "pass next_cursor from the previous page as is"
             ) from None
         after = _since(since)
-        async with pool.acquire() as conn:
-            rows = await store.list_entries(
-                conn,
-                feed_id=feed_id,
-                since=after,
-                unread=unread,
-                starred=starred,
-                before=before,
-                limit=limit + 1,
-            )
-            # One round trip per page: whether the feed exists matters only when the page is empty.
-            if not rows and not await conn.fetchval("SELECT 1 FROM mod_rss.feeds WHERE id = $1", feed_id):
-                raise not_found(f"feed {feed_id}", LIST_HINT)
-        items = [EntrySummary.model_validate(r) for r in rows[:limit]]
-        last = items[-1] if len(rows) > limit else None
-        return EntryPage(
-            items=items, next_cursor=cursor.encode(last.effective_at, last.id) if last is not None else None
-        )
+        try:
+            async with pool.acquire() as conn:
+                rows, next_cursor = await entries.page(
+                    conn,
+                    feed=feed_id,
+                    since=after,
+                    unread=unread,
+                    starred=starred,
+                    before=before,
+                    limit=limit,
+                )
+        except entries.NoSuchFeed:
+            raise not_found(f"feed {feed_id}", LIST_HINT) from None
+        return EntryPage(items=[EntrySummary.model_validate(r) for r in rows], next_cursor=next_cursor)
 
     # -- entries and raw fetches -------------------------------------------------------------------
     @router.get("/entries/{uid}", summary="One entry by id or message id")
@@ -342,8 +309,8 @@ async def build(ctx: ModuleContext) -> APIRouter:
     ) -> SearchResults:
         since, until = _moment("since", since), _moment("until", until)
         fields = {"query": q, "feed": feed, "folder": folder, "since": since, "until": until, "limit": limit}
-        query = parse_request({k: v for k, v in fields.items() if v is not None})
-        response = await search(pool, ctx.ai, query, coverage_cache=coverage_cache)
+        request = {k: v for k, v in fields.items() if v is not None}
+        response = await search(pool, ctx.ai, request, coverage_cache=coverage_cache)
         return SearchResults.model_validate(response, from_attributes=True)
 
     # -- OPML ------------------------------------------------------------------------------------
@@ -354,9 +321,7 @@ async def build(ctx: ModuleContext) -> APIRouter:
         responses={200: {"content": {"text/x-opml": {}}}},
     )
     async def export_opml() -> Response:
-        async with pool.acquire() as conn:
-            data = await subscribe.export(conn)
-        return Response(data, media_type="text/x-opml; charset=utf-8")
+        return Response(await feeds.export_opml(pool), media_type="text/x-opml; charset=utf-8")
 
     @router.post(
         "/opml",
@@ -373,6 +338,6 @@ async def build(ctx: ModuleContext) -> APIRouter:
             openapi_examples={"opml": {"value": "<opml version='2.0'>…</opml>"}},
         ),
     ) -> OpmlImportResult:
-        return OpmlImportResult.model_validate((await import_opml_document(ctx, body)).as_dict())
+        return OpmlImportResult.model_validate((await feeds.import_upload(ctx, body)).as_dict())
 
     return router

@@ -2,17 +2,18 @@
 remove), feed detail (entries with infinite scroll, schedule decisions, fetch history, entries per day),
 entry view (sanitized content in a sandboxed frame, earlier revisions), and the hybrid search.
 
-Validation reuses the command line's rules (`cli.parse_assignment`, `subscribe.validate`), so the
-console accepts exactly what `feedeater rss ...` accepts and says the same thing when it refuses.
+A front door over the module's service (modules/rss/service), as the CLI is: the console accepts exactly
+what `feedeater rss ...` accepts (`service.parse_assignment`, `service.add_feed`) and says the same thing
+when it refuses. Pages read their views straight from store/views.py.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import html
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import asyncpg
@@ -24,7 +25,8 @@ from host.console import svg
 from host.console.render import add_templates, fragment, page
 from host.errors import UserError
 from host.module import ModuleContext
-from modules.rss.api import cursor
+from modules.rss.service import cursor, entries
+from modules.rss.service import feeds as service
 from modules.rss.store import list_entries, views
 
 T = TypeVar("T")
@@ -71,9 +73,7 @@ def schedule_text(row: dict[str, Any]) -> str:
 
 def health(row: dict[str, Any]) -> tuple[str, str]:
     """(label, css class) of a feed's state: the CLI's words (`rss list`), coloured (pure)."""
-    from modules.rss.cli import feed_state
-
-    label = feed_state(row)
+    label = service.feed_state(row)
     return label, "ok" if label == "ok" else "bad" if label == "dead" or label.startswith("failing") else ""
 
 
@@ -130,9 +130,6 @@ async def build(ctx: ModuleContext) -> APIRouter:
 
     coverage = CoverageCache()
 
-    def fetcher() -> Any:
-        return ctx.state["fetcher"]
-
     async def _with(read: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
         """One read on its own pooled connection, so a page's reads run concurrently (asyncio.gather)."""
         async with ctx.pool.acquire() as conn:
@@ -188,22 +185,17 @@ async def build(ctx: ModuleContext) -> APIRouter:
             if not url:
                 raise UserError("give the URL of a feed or of a page that links to one")
             subscribe.vet_url(url, allow_private_networks=bool(ctx.settings["allow_private_networks"]))
-            validated = await subscribe.validate(fetcher(), url)
-            async with ctx.pool.acquire() as conn:
-                row, created = await subscribe.subscribe(
-                    conn, fetcher(), url, folder=folder, validated=validated
-                )
+            added = await service.add_feed(ctx, url, folder=folder)
         except subscribe.SeveralFeeds as exc:
             return await feeds_page(request, 409, choices=exc.found, url=url, add_error=exc.message)
         except (UserError, subscribe.BlockedURLError) as exc:
             return await feeds_page(request, 400, add_error=str(exc), url=url)
-        if created:
-            _poll_soon(ctx, row.id)
-        return RedirectResponse(f"/rss/feeds/{row.id}" + ("?empty=1" if validated.notice else ""), 303)
+        if added.created:
+            service.poll_soon(ctx, added.feed.id)
+        return RedirectResponse(f"/rss/feeds/{added.feed.id}" + ("?empty=1" if added.notice else ""), 303)
 
     @router.post("/feeds/import", response_model=None)
     async def import_opml(request: Request) -> Response:
-        from modules.rss.subscriptions import subscribe
         from modules.rss.subscriptions.opml import OpmlError
 
         form = await request.form()
@@ -212,24 +204,19 @@ async def build(ctx: ModuleContext) -> APIRouter:
         if not data:
             return await feeds_page(request, 400, import_error="choose an OPML file to import")
         try:
-            async with ctx.pool.acquire() as conn:
-                result = await subscribe.import_opml(
-                    conn, data, allow_private_networks=bool(ctx.settings["allow_private_networks"])
-                )
+            result = await service.import_opml(
+                ctx.pool, data, allow_private_networks=bool(ctx.settings["allow_private_networks"])
+            )
         except OpmlError as exc:
             return await feeds_page(request, 400, import_error=str(exc))
         for feed_id in result.added:
-            _poll_soon(ctx, feed_id)
+            service.poll_soon(ctx, feed_id)
         return await feeds_page(request, imported=result)
 
     @router.get("/feeds/export.opml")
     async def export() -> Response:
-        from modules.rss.subscriptions import subscribe
-
-        async with ctx.pool.acquire() as conn:
-            body = await subscribe.export(conn)
         return Response(
-            body,
+            await service.export_opml(ctx.pool),
             media_type="text/x-opml; charset=utf-8",
             headers={"Content-Disposition": 'attachment; filename="feedeater.opml"'},
         )
@@ -280,9 +267,6 @@ async def build(ctx: ModuleContext) -> APIRouter:
 
     @router.post("/feeds/{feed_id}/settings", response_model=None)
     async def save_feed(request: Request, feed_id: int) -> Response:
-        from modules.rss import store
-        from modules.rss.cli import parse_assignment
-
         form = await request.form()
         values = {key: str(form.get(key) or "").strip() for key, _, _ in FEED_SETTINGS}
         values["enabled"] = "true" if form.get("enabled") else "false"
@@ -291,28 +275,26 @@ async def build(ctx: ModuleContext) -> APIRouter:
         errors: dict[str, str] = {}
         for key, raw in values.items():
             try:
-                k, v = parse_assignment(f"{key}={raw}")
+                k, v = service.parse_assignment(f"{key}={raw}")
                 changes[k] = v
             except UserError as exc:
                 errors[key] = str(exc)
         if errors:
             return await detail(request, feed_id, 400, errors, values=values)
         async with ctx.pool.acquire() as conn, conn.transaction():
-            current = await views.feed(conn, feed_id)
-            changed = {k: v for k, v in changes.items() if current[store.EDITABLE[k]] != v}
-            if changed:
-                await store.update_feed(conn, feed_id, changed)
+            changed = service.changed_settings(await views.feed(conn, feed_id), changes)
+            await service.update_feed(conn, feed_id, changed)
         return RedirectResponse(f"/rss/feeds/{feed_id}?saved={len(changed)}#settings", 303)
 
     @router.post("/feeds/{feed_id}/poll")
     async def poll_now(feed_id: int) -> RedirectResponse:
-        from modules.rss.cli import not_pollable
-
         async with ctx.pool.acquire() as conn:
             feed = await views.feed(conn, feed_id)
-        if not_pollable(feed_id, enabled=feed["enabled"], dead=feed["dead"]) is not None:  # as `rss poll`
+        if (
+            service.not_pollable(feed_id, enabled=feed["enabled"], dead=feed["dead"]) is not None
+        ):  # as `rss poll`
             return RedirectResponse(f"/rss/feeds/{feed_id}?polling=refused", 303)
-        _poll_soon(ctx, feed_id)
+        service.poll_soon(ctx, feed_id)
         return RedirectResponse(f"/rss/feeds/{feed_id}?polling=1", 303)
 
     @router.get("/feeds/{feed_id}/remove")
@@ -323,10 +305,8 @@ async def build(ctx: ModuleContext) -> APIRouter:
 
     @router.post("/feeds/{feed_id}/remove")
     async def remove(feed_id: int) -> RedirectResponse:
-        from modules.rss import store
-
-        async with ctx.pool.acquire() as conn:
-            await store.remove_feed(conn, feed_id)
+        with contextlib.suppress(UserError):  # already gone: the list says so all the same
+            await service.remove_feeds(ctx.pool, [feed_id], ctx)
         return RedirectResponse(f"/rss/feeds?removed={feed_id}", 303)
 
     @router.get("/entries/{entry_id}")
@@ -351,11 +331,7 @@ async def build(ctx: ModuleContext) -> APIRouter:
 
     async def _why(conn: asyncpg.Connection, row: dict[str, Any]) -> Any:
         """The entry's announcement explained, as `rss why` gives it (by its guid: exact)."""
-        from modules.rss.explain import why
-        from modules.rss.websub import subscribe as websub
-
-        now = datetime.now(UTC)
-        return await why(conn, ctx.settings, row["feed_id"], row["guid"], now=now, push=websub.enabled(ctx))
+        return await entries.explain(conn, ctx.settings, row["feed_id"], row["guid"])
 
     @router.post("/entries/{entry_id}/state")
     async def entry_state(request: Request, entry_id: int) -> RedirectResponse:
@@ -370,7 +346,7 @@ async def build(ctx: ModuleContext) -> APIRouter:
 
     @router.get("/search")
     async def search(request: Request) -> HTMLResponse:
-        from modules.rss.search import query
+        from modules.rss.service.search import search as run_search
 
         q = request.query_params
         text = (q.get("q") or "").strip()
@@ -386,9 +362,7 @@ async def build(ctx: ModuleContext) -> APIRouter:
                 }
                 data.update({k: form[k] for k in ("folder", "since", "until") if form[k].strip()})
                 data = {k: v for k, v in data.items() if v != ""}
-                response = await query.search(
-                    ctx.pool, ctx.ai, query.parse_request(data), coverage_cache=coverage
-                )
+                response = await run_search(ctx.pool, ctx.ai, data, coverage_cache=coverage)
             except UserError as exc:
                 error = str(exc)
         async with ctx.pool.acquire() as conn:
@@ -439,15 +413,3 @@ def _values(row: dict[str, Any]) -> dict[str, str]:
         "enabled": "true" if row["enabled"] else "false",
         "full_text": "true" if row["full_text"] else "false",
     }
-
-
-_POLLS: set[asyncio.Task[Any]] = set()
-
-
-def _poll_soon(ctx: ModuleContext, feed_id: int) -> None:
-    """Fetch a feed now, in the background (the page answers at once; the feed page shows the result)."""
-    from modules.rss.ingest import poll
-
-    task = asyncio.create_task(poll.poll_now(ctx, [feed_id]), name=f"console poll {feed_id}")
-    _POLLS.add(task)
-    task.add_done_callback(_POLLS.discard)

@@ -1,7 +1,8 @@
 """The Google Reader API as FreshRSS, Miniflux and BazQux serve it (what Reeder, NetNewsWire, ReadYou,
 FeedMe, Fluent Reader and newsboat's "feedhq" source speak): ClientLogin, subscriptions, tags (folders),
 unread counts, streams with continuation, item ids, edit-tag for read/starred, mark-all-as-read, and
-streams as Atom. Thin: greaderwire shapes requests and answers, modules.rss.store reads and writes.
+streams as Atom. Thin: greaderwire shapes requests and answers; the module's service (modules/rss/service)
+subscribes, removes and changes feeds as every front door does; modules.rss.store reads and marks.
 
 Not served: item labels of one's own (tags other than folders), broadcast/like/friends, preferences,
 OAuth. `T` (the action token) is not checked when the request carries its Authorization header:
@@ -26,9 +27,9 @@ from host.module import ModuleContext
 from host.web.clientauth import Caller, client_login, reader_caller
 from host.web.errors import HttpError
 from modules.rss import store
-from modules.rss.api import cursor
 from modules.rss.reader import greaderwire as wire
 from modules.rss.reader.edge import BadRequest, no_nul, shaped_errors
+from modules.rss.service import cursor, feeds
 from modules.rss.store import folders, reading
 
 MAX_ITEMS = 1000  # stream/contents
@@ -91,8 +92,6 @@ def _stream(raw: str) -> wire.Stream:
 
 
 async def build(ctx: ModuleContext) -> APIRouter:
-    from modules.rss.subscriptions import subscribe
-
     pool = ctx.pool
     route_class = shaped_errors(render)
     router = APIRouter(include_in_schema=False)  # the Google Reader protocol, not feedeater's REST API
@@ -185,14 +184,8 @@ async def build(ctx: ModuleContext) -> APIRouter:
         return {"subscriptions": [wire.subscription(r) for r in rows]}
 
     async def add_feed(url: str, folder: str | None, title: str) -> store.FeedRow:
-        validated = await subscribe.validate(ctx.state["fetcher"], url)
-        async with pool.acquire() as conn, conn.transaction():
-            row, _created = await subscribe.subscribe(
-                conn, ctx.state["fetcher"], url, folder=folder, validated=validated
-            )
-            if title:
-                row = await store.update_feed(conn, row.id, {"title": title})
-        return row
+        changes = {"title": title} if title else None
+        return (await feeds.add_feed(ctx, url, folder=folder, changes=changes, change_existing=True)).feed
 
     @api.post("/api/0/subscription/quickadd")
     async def quickadd(request: Request) -> dict[str, Any]:
@@ -222,10 +215,9 @@ async def build(ctx: ModuleContext) -> APIRouter:
                 for s in streams:
                     await add_feed(s.value, label.value if label else None, title)
             case "unsubscribe":
-                async with pool.acquire() as conn, conn.transaction():
-                    for s in streams:
-                        if (feed_id := await feed_id_of(conn, s)) is not None:
-                            await store.remove_feed(conn, feed_id)
+                async with pool.acquire() as conn:
+                    ids = [feed_id for s in streams if (feed_id := await feed_id_of(conn, s)) is not None]
+                await feeds.remove_feeds(pool, list(dict.fromkeys(ids)), ctx)
             case "edit":
                 async with pool.acquire() as conn, conn.transaction():
                     for s in streams:
@@ -237,8 +229,7 @@ async def build(ctx: ModuleContext) -> APIRouter:
                             changes["folder"] = label.value
                         elif remove and _stream(remove).kind == "label":
                             changes["folder"] = None
-                        if changes:
-                            await store.update_feed(conn, feed_id, changes)
+                        await feeds.update_feed(conn, feed_id, changes)
             case other:
                 raise BadRequest(f"ac {other!r} is not subscribe, unsubscribe or edit")
         return ok()

@@ -1,7 +1,8 @@
 """The Miniflux API v1 (`/v1/...`), the subset reader apps use: the user, feeds, categories (folders),
 entries with status/starred filters and paging, status changes, the bookmark (star) toggle, refresh,
-OPML. Thin: minifluxwire shapes the JSON, modules.rss.store does every read and write. Not served:
-users and API keys (one user; tokens come from `feedeater api token create`), icons, enclosures,
+OPML. Thin: minifluxwire shapes the JSON; the module's service (modules/rss/service) subscribes,
+removes, changes and fetches as every front door does; reads and reading state go to modules.rss.store.
+Not served: users and API keys (one user; tokens come from `feedeater api token create`), icons, enclosures,
 integrations, entry editing/importing/saving, fetch-content, flush-history, discover.
 """
 
@@ -20,9 +21,9 @@ from host.web.clientauth import Caller, reader_caller
 from host.web.errors import HttpError, describe_validation
 from host.web.models import NO_NUL
 from modules.rss import store
-from modules.rss.api.routes import import_opml_document
 from modules.rss.reader import minifluxwire as wire
 from modules.rss.reader.edge import BadRequest, shaped_errors
+from modules.rss.service import feeds
 from modules.rss.store import folders, reading
 
 BIGINT = 2**63 - 1
@@ -84,9 +85,6 @@ def _not_found(what: str) -> HttpError:
 
 
 async def build(ctx: ModuleContext) -> APIRouter:
-    from modules.rss.cli import fetch_now
-    from modules.rss.subscriptions import subscribe
-
     router = APIRouter(
         prefix="/v1",
         include_in_schema=False,  # Miniflux's protocol, not feedeater's REST API
@@ -199,18 +197,12 @@ async def build(ctx: ModuleContext) -> APIRouter:
         body = await _body(request, FeedCreate)
         async with pool.acquire() as conn:
             folder = await folder_of(conn, body.category_id) if body.category_id is not None else ""
-        validated = await subscribe.validate(ctx.state["fetcher"], body.feed_url)
-        async with pool.acquire() as conn, conn.transaction():
-            row, created = await subscribe.subscribe(
-                conn, ctx.state["fetcher"], body.feed_url, folder=folder or None, validated=validated
-            )
-            if not created:
-                raise BadRequest("This feed already exists.", f"it is feed {row.id}")
-            changes = {"full_text": True} if body.crawler else {}
-            changes |= {"enabled": False} if body.disabled else {}
-            if changes:
-                await store.update_feed(conn, row.id, changes)
-        return {"feed_id": row.id}
+        changes = {"full_text": True} if body.crawler else {}
+        changes |= {"enabled": False} if body.disabled else {}
+        added = await feeds.add_feed(ctx, body.feed_url, folder=folder or None, changes=changes)
+        if not added.created:
+            raise BadRequest("This feed already exists.", f"it is feed {added.feed.id}")
+        return {"feed_id": added.feed.id}
 
     @router.get("/feeds/{feed_id}")
     async def get_feed(feed_id: Id) -> dict[str, Any]:
@@ -231,15 +223,14 @@ async def build(ctx: ModuleContext) -> APIRouter:
                 changes["full_text"] = body.crawler
             if body.disabled is not None:
                 changes["enabled"] = not body.disabled
-            if changes:
-                await store.update_feed(conn, feed_id, changes)
+            await feeds.update_feed(conn, feed_id, changes)
             return await feed_json(conn, feed_id)
 
     @router.delete("/feeds/{feed_id}", status_code=204)
     async def delete_feed(feed_id: Id) -> Response:
-        async with pool.acquire() as conn, conn.transaction():
+        async with pool.acquire() as conn:
             await feed_json(conn, feed_id)
-            await store.remove_feed(conn, feed_id)
+        await feeds.remove_feeds(pool, [feed_id], ctx)
         return Response(status_code=204)
 
     @router.put("/feeds/{feed_id}/refresh", status_code=204)
@@ -248,7 +239,7 @@ async def build(ctx: ModuleContext) -> APIRouter:
             feed = await feed_json(conn, feed_id)
         if feed["disabled"]:
             raise BadRequest(f"feed {feed_id} is disabled", "enable it first")
-        await fetch_now(ctx, [feed_id])
+        await feeds.fetch_now(ctx, [feed_id])
         return Response(status_code=204)
 
     @router.get("/feeds/{feed_id}/icon")
@@ -318,8 +309,8 @@ async def build(ctx: ModuleContext) -> APIRouter:
     @router.put("/categories/{category_id}/refresh", status_code=204)
     async def refresh_category(category_id: Id) -> Response:
         async with pool.acquire() as conn:
-            feeds = await feeds_json(conn, await folder_of(conn, category_id))
-            await store.poll_soon(conn, [f["id"] for f in feeds if not f["disabled"]])
+            listed = await feeds_json(conn, await folder_of(conn, category_id))
+            await store.poll_soon(conn, [f["id"] for f in listed if not f["disabled"]])
         return Response(status_code=204)
 
     @router.put("/categories/{category_id}/mark-all-as-read", status_code=204)
@@ -369,13 +360,11 @@ async def build(ctx: ModuleContext) -> APIRouter:
     # -- OPML --------------------------------------------------------------------------------------
     @router.get("/export")
     async def export() -> Response:
-        async with pool.acquire() as conn:
-            data = await subscribe.export(conn)
-        return Response(data, media_type="text/xml; charset=utf-8")
+        return Response(await feeds.export_opml(pool), media_type="text/xml; charset=utf-8")
 
     @router.post("/import", status_code=201)
     async def import_opml(request: Request) -> dict[str, str]:
-        imported = await import_opml_document(ctx, await request.body())
+        imported = await feeds.import_upload(ctx, await request.body())
         return {"message": f"Feeds imported successfully ({len(imported.added)} new)"}
 
     return router

@@ -54,7 +54,7 @@ async def _ask_host(host: Host, request: dict[str, Any]) -> dict[str, Any] | Non
     nats = _import_nats(websockets=url.startswith("ws"))
     from nats.errors import Error as NatsError
 
-    from modules.rss.search.service import SUBJECT
+    from modules.rss.service.search import SUBJECT
 
     try:
         nc = await nats.connect(
@@ -92,11 +92,11 @@ def _import_nats(*, websockets: bool) -> ModuleType:
 
 
 async def _search_here(host: Host, request: dict[str, Any]) -> dict[str, Any]:
-    from modules.rss.search.query import parse_request, search
+    from modules.rss.service.search import search
 
     await host.open(with_bus=False)
     ctx = await host.context("rss")
-    response = await search(ctx.pool, ctx.ai, parse_request(request))
+    response = await search(ctx.pool, ctx.ai, request)
     return response.to_dict() | {"answered_by": "cli"}
 
 
@@ -133,16 +133,13 @@ def _hit(n: int, r: dict[str, Any]) -> list[str]:
 
 async def cmd_reembed(host: Host, args: argparse.Namespace) -> int:
     """Queue every entry for embedding, then (unless --queue-only) embed them here, showing progress."""
-    from collections import Counter
-
     from host import progress
     from host.cli import emit
-    from modules.rss.enrich import embed
-    from modules.rss.store import embeddings
+    from modules.rss.service import search
 
     await host.open(with_bus=False)
     ctx = await host.context("rss")
-    queued = await embeddings.mark_all_pending(ctx.pool)
+    queued = await search.queue_reembed(ctx.pool)
     embedder = ctx.ai.embedder
     if embedder is None or args.queue_only:
         why = "no embedder is configured" if embedder is None else "--queue-only"
@@ -150,27 +147,9 @@ async def cmd_reembed(host: Host, args: argparse.Namespace) -> int:
         return 0
     started = time.monotonic()
     with progress.bar(f"embedding with {embedder.model}", queued) as update:
-
-        async def on_batch(counts: Counter[str]) -> None:
-            update(counts["embedded"] + counts["empty"] + counts["failed"], None)
-
-        counts = await embed.embed_pending(
-            ctx.pool,
-            embedder,
-            batch_size=int(ctx.settings["embed_batch_size"]),
-            max_chars=int(ctx.settings["embed_max_chars"]),
-            run_seconds=float("inf"),
-            progress=on_batch,
-        )
-    left = (await embeddings.backlog(ctx.pool))["pending"]
+        done = await search.reembed(ctx, embedder, lambda n: update(n, None))
     seconds = time.monotonic() - started
-    data = {
-        "queued": queued,
-        "model": embedder.model,
-        **counts,
-        "pending": left,
-        "seconds": round(seconds, 1),
-    }
+    data = {"queued": queued, "model": embedder.model, **done, "seconds": round(seconds, 1)}
     emit(
         args,
         data,
@@ -180,7 +159,7 @@ async def cmd_reembed(host: Host, args: argparse.Namespace) -> int:
             + (f"; {d['pending']} left to the embed job (provider failing)" if d["pending"] else "")
         ),
     )
-    return 1 if left else 0
+    return 1 if data["pending"] else 0
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -114,8 +114,8 @@ class SearchResponse:
     weaker: list[SearchResult] = field(default_factory=list)  # below the floor: the best few, shown apart
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON reply (api.models.SearchResults): the NATS service, the CLI and GET /api/v1/search."""
-        from modules.rss.api.models import SearchResults
+        """The JSON reply (service.models.SearchResults): the NATS service, the CLI and GET /api/v1/search."""
+        from modules.rss.service.models import SearchResults
 
         return SearchResults.model_validate(self, from_attributes=True).model_dump(mode="json")
 

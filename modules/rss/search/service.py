@@ -21,12 +21,12 @@ from nats.aio.subscription import Subscription
 from host.ai import AIServices
 from host.errors import UserError
 from host.module import ModuleContext
-from modules.rss.search.query import CoverageCache, parse_request, search
+from modules.rss.search.query import CoverageCache
+from modules.rss.service.search import SUBJECT, search
 
 log = logging.getLogger("feedeater.rss.search")
 
-SUBJECT = "feedeater.rss.search"
-QUEUE = "feedeater.rss.search"
+QUEUE = SUBJECT
 
 
 async def answer(
@@ -34,14 +34,12 @@ async def answer(
 ) -> dict[str, Any]:
     """The reply to one request body: results, or one clear error."""
     try:
-        query = parse_request(json.loads(data))
+        request = json.loads(data)
     except ValueError:
         return {"error": 'the request is not JSON (send {"query": "words"})'}
-    except UserError as exc:
-        return {"error": str(exc)}
     try:
-        return (await search(pool, ai, query, coverage_cache=coverage_cache)).to_dict()
-    except UserError as exc:  # e.g. a feed that does not exist
+        return (await search(pool, ai, request, coverage_cache=coverage_cache)).to_dict()
+    except UserError as exc:  # a bad request, or e.g. a feed that does not exist
         return {"error": str(exc)}
     except Exception as exc:  # e.g. the database is down: the caller gets an answer, not a timeout
         log.exception("search failed")
