@@ -1,14 +1,18 @@
 """Retention cost against table size (issue 25 item 3): the same expiring entries in a small and a big
-mod_rss.entries, deleted by main's one statement and by `store.expire_entries`' feed batches.
+mod_rss.entries, deleted by main's one statement and by `store.expire_entries`' feed batches; then the
+same expiry with the tombstones years of retention leave when none is pruned, and the pruning itself.
 
     PYTHONPATH=$PWD .venv/bin/python bench/retention_cost.py [--feeds 2000] [--expiring 20000]
-                                                               [--young 100000 400000]
+                                                               [--young 100000 400000] [--tombstones 0 2000000]
 
 Embedded PostgreSQL in a temporary home, the rss schema by its migrations. Entries are inserted with
 SQL (triggers off: the search index and the embedding queue are not what is measured), each with 600
 characters of text so a row is about the size of a stored entry's heap tuple; `--expiring` of them are
 past the 90-day retention, `--young` are not. Each way of expiring runs inside a transaction that is
-rolled back, three times; the best wall time is reported with the load average.
+rolled back, three times; the best wall time is reported with the load average. At the biggest table,
+`--tombstones` rows (unlisted for 60 days: prunable) are added before the feed batches run again, and
+`store.prune_tombstones`' batches are timed the same way; bytes per tombstone (heap + primary key +
+rss/0032's index) give the disk they take.
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ async def seed(conn: asyncpg.Connection, feeds: int, n: int, tag: str, days_ago:
 
 
 async def timed(conn: asyncpg.Connection, way: str) -> tuple[float, int]:
-    """Best of three rolled-back runs: (seconds, entries expired)."""
+    """Best of three rolled-back runs: (seconds, rows expired or pruned)."""
     best, count = float("inf"), 0
     for _ in range(3):
         tr = conn.transaction()
@@ -62,17 +66,45 @@ async def timed(conn: asyncpg.Connection, way: str) -> tuple[float, int]:
         if way == "one statement":
             count = len(await conn.fetch(ONE_STATEMENT, 90))
         else:
+            sql, days = (
+                (entries._PRUNE_BATCH, 30) if way == "prune tombstones" else (entries._EXPIRE_BATCH, 90)
+            )
             count, after = 0, 0
             while (
-                row := await conn.fetchrow(entries._EXPIRE_BATCH, 90, after, entries.EXPIRE_FEEDS_PER_BATCH)
+                row := await conn.fetchrow(sql, days, after, entries.EXPIRE_FEEDS_PER_BATCH)
             ) is not None and row["last"] is not None:
-                count, after = count + row["expired"], row["last"]
+                count, after = count + row.get("n", row.get("expired", 0)), row["last"]
         best = min(best, time.perf_counter() - started)
         await tr.rollback()
     return best, count
 
 
-async def run(feeds: int, expiring: int, young: list[int]) -> None:
+TOMBSTONES = """INSERT INTO mod_rss.tombstones (feed_id, guid, deleted_at)
+    SELECT $2 + g % $3, 'tomb' || g, now() - interval '70 days' FROM generate_series(1, $1) AS g"""
+
+
+async def with_tombstones(conn: asyncpg.Connection, feeds: int, first: int, counts: list[int]) -> None:
+    """Expiry with more and more tombstones standing, and the pruning of those tombstones (when the code
+    measured has it: the script also runs against main's checkout, PYTHONPATH to a `git archive`)."""
+    have, prunes = 0, hasattr(entries, "_PRUNE_BATCH")
+    for n in counts:
+        sql = TOMBSTONES.replace("'tomb' || g", f"'tomb{n}-' || g")
+        if prunes:  # unlisted for 60 days: prunable
+            sql = sql.replace("deleted_at)", "deleted_at, listed_at)").replace(
+                "'70 days'", "'70 days', now() - interval '60 days'"
+            )
+        await conn.execute(sql, n - have, first, feeds)
+        await conn.execute("ANALYZE mod_rss.tombstones")
+        have = n
+        size = await conn.fetchval("SELECT pg_total_relation_size('mod_rss.tombstones')")
+        per = f", {size / n:.0f} B each" if n else ""
+        print(f"tombstones: {n:,}, {size / 1e6:,.0f} MB{per}; load {os.getloadavg()[0]:.2f}")
+        for way in ("feed batches", "prune tombstones")[: 1 + prunes]:
+            seconds, count = await timed(conn, way)
+            print(f"  {way:16} {seconds * 1000:8.0f} ms  {count:,} rows")
+
+
+async def run(feeds: int, expiring: int, young: list[int], tombstones: list[int]) -> None:
     with tempfile.TemporaryDirectory(prefix="retention-") as tmp:
         host = Host(HostConfig(Path(tmp), None, None, "127.0.0.1", 0, "bench"))
         await host.open(with_bus=False)
@@ -95,6 +127,7 @@ async def run(feeds: int, expiring: int, young: list[int]) -> None:
                     for way in ("one statement", "feed batches"):
                         seconds, count = await timed(conn, way)
                         print(f"  {way:14} {seconds * 1000:8.0f} ms  expired {count:,}")
+                await with_tombstones(conn, feeds, first, tombstones)
         finally:
             await host.close(stop_started_services=True)
 
@@ -104,8 +137,9 @@ def main() -> None:
     ap.add_argument("--feeds", type=int, default=2000)
     ap.add_argument("--expiring", type=int, default=20000)
     ap.add_argument("--young", type=int, nargs="+", default=[100_000, 400_000])
+    ap.add_argument("--tombstones", type=int, nargs="+", default=[0, 2_000_000])
     args = ap.parse_args()
-    asyncio.run(run(args.feeds, args.expiring, args.young))
+    asyncio.run(run(args.feeds, args.expiring, args.young, args.tombstones))
 
 
 if __name__ == "__main__":

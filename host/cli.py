@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 from host import logs, module, progress, textfmt
@@ -38,8 +38,11 @@ def emit(args: argparse.Namespace, data: Any, text: Callable[[Any], str]) -> Non
 
 
 def _json_default(value: Any) -> Any:
-    if isinstance(value, datetime):
+    """Dates and times in ISO 8601, database rows (asyncpg Records) as objects, anything else as text."""
+    if isinstance(value, date):  # datetime too
         return value.isoformat()
+    if hasattr(value, "items"):  # asyncpg.Record and other mappings
+        return dict(value.items())
     return str(value)
 
 
@@ -110,6 +113,44 @@ async def cmd_migrate(host: Host, args: argparse.Namespace) -> int:
             f"applied {len(d['applied'])} migrations: {', '.join(d['applied'])}"
             if d["applied"]
             else "migrations are up to date"
+        ),
+    )
+    return 0
+
+
+async def cmd_db(host: Host, args: argparse.Namespace) -> int:
+    """`db roles`: which module acts as its own database role; `--print-sql`: the script that creates
+    the roles, for an administrator of an external database (host/roles.py)."""
+    from urllib.parse import unquote, urlsplit
+
+    from host import roles
+    from host.services import PG_DATABASE
+
+    modules = sorted(n for n in host.specs if n != "host")
+    if args.print_sql:
+        url = urlsplit(host.config.database_url or f"postgresql://postgres@localhost/{PG_DATABASE}")
+        user = unquote(url.username or os.environ.get("PGUSER") or os.environ.get("USER", "postgres"))
+        print(roles.setup_sql(modules, host_user=user, database=url.path.lstrip("/") or user), end="")
+        return 0
+    await host.open(with_bus=False)
+    rows = [
+        {"module": name, "role": roles.role_name(name), "own_role": name in host.isolation.roles}
+        for name in modules
+    ]
+    emit(
+        args,
+        {"modules": rows, "warning": host.isolation.warning},
+        lambda d: "\n".join(
+            [
+                table(
+                    [
+                        (r["module"], r["role"], "yes" if r["own_role"] else "no: the host's rights")
+                        for r in d["modules"]
+                    ],
+                    ["module", "role", "own role"],
+                ),
+                *([f"warning: {d['warning']}"] if d["warning"] else []),
+            ]
         ),
     )
     return 0
@@ -988,6 +1029,11 @@ def build_parser(specs: dict[str, module.ModuleSpec]) -> argparse.ArgumentParser
     p.add_argument(
         "--drop-data", action="store_true", help="remove: also drop its schema mod_<name> and its contexts"
     )
+    p = add("db", cmd_db, "the database: module roles (least privilege)")
+    p.add_argument("action", choices=["roles"])
+    p.add_argument(
+        "--print-sql", action="store_true", help="print the SQL that creates the roles (for an administrator)"
+    )
     p = add("settings", cmd_settings, "read or change module settings")
     p.add_argument("action", choices=["get", "set", "reset"], help="reset: back to the default")
     p.add_argument("target", help="<module> or <module>.<key>")
@@ -1041,11 +1087,26 @@ def build_parser(specs: dict[str, module.ModuleSpec]) -> argparse.ArgumentParser
     )
     for name, spec in specs.items():
         if spec.cli is not None:
+            before = set(sub.choices)
             try:
                 spec.cli(sub)
             except Exception as exc:  # a plugin's broken hook costs its own commands, not everyone's
                 print(f"feedeater: warning: module {name}'s commands are unavailable: {exc}", file=sys.stderr)
+            for command in set(sub.choices) - before:
+                add_json(sub.choices[command])
     return parser
+
+
+def add_json(parser: argparse.ArgumentParser) -> None:
+    """Give every command of a module's `cli=` hook the standard `--json` (each leaf: on a parent and
+    its subcommand both, the subcommand's default would override `feedeater x --json y`); a command
+    that declares its own keeps it."""
+    nested = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    for action in nested:
+        for child in {id(p): p for p in action.choices.values()}.values():
+            add_json(child)
+    if not nested and "--json" not in parser._option_string_actions:
+        parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

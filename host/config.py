@@ -21,7 +21,7 @@ class HostConfig:
     http_host: str
     http_port: int  # /healthz and /metrics; 0 = a free port
     host_id: str  # names this process in job_runs and leases
-    db_pool: int = 10  # connections per process
+    db_pool: int = 10  # connections per pool: the host's and each module's (host/roles.py)
     db_wait_seconds: float = 60.0  # `run`: how long to keep retrying an unreachable PostgreSQL at start
     # HTTP: names the server answers to besides IP literals and localhost (the name behind a reverse
     # proxy), and the proxies whose Forwarded / X-Forwarded-* headers are believed (host.web.network).

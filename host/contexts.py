@@ -35,15 +35,9 @@ async def update(
     the caller's transaction."""
     now = now or datetime.now(UTC)
     short = truncate_utf16(summary_short)
+    # A function running as the host (migrations/host/0033): a module role may write only its own contexts.
     version: int = await conn.fetchval(
-        """INSERT INTO host.contexts (owner_module, source_key, summary_short, summary_long, key_points,
-                                      embedding, meta, version, message_id, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9)
-           ON CONFLICT (owner_module, source_key) DO UPDATE SET
-               summary_short = EXCLUDED.summary_short, summary_long = EXCLUDED.summary_long,
-               key_points = EXCLUDED.key_points, embedding = EXCLUDED.embedding, meta = EXCLUDED.meta,
-               version = host.contexts.version + 1, message_id = EXCLUDED.message_id, updated_at = EXCLUDED.updated_at
-           RETURNING version""",
+        "SELECT host.put_context($1, $2, $3, $4, $5, $6, $7, $8, $9)",
         module,
         source_key,
         short,

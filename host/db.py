@@ -10,6 +10,7 @@ from typing import Any
 import asyncpg
 from pgvector.asyncpg import register_vector
 
+from host import roles
 from host.backoff import Backoff
 from host.errors import UserError
 from host.redact import redact
@@ -68,11 +69,18 @@ async def wait_for(url: str, seconds: float) -> None:
             return
 
 
-async def create_pool(url: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
+async def create_pool(
+    url: str, *, min_size: int = 1, max_size: int = 10, role: str | None = None
+) -> asyncpg.Pool:
+    """The host's pool, or with `role` a module's: its connections act as that role (host/roles.py)."""
+
+    async def init(conn: asyncpg.Connection) -> None:
+        await _init_connection(conn)
+        if role is not None:
+            await roles.set_role(conn, role)
+
     try:
-        pool = await asyncpg.create_pool(
-            url, min_size=min_size, max_size=max_size, init=_init_connection, timeout=10
-        )
+        pool = await asyncpg.create_pool(url, min_size=min_size, max_size=max_size, init=init, timeout=10)
     except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
         raise UserError(
             f"cannot connect to PostgreSQL at {redact(url)}: {exc}",

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from prometheus_client import Counter, Gauge, Histogram
 
 from host import progress, textfmt
-from host.errors import UserError
+from host.errors import UserError, unavailable
 from host.module import Job, ModuleContext, interval_seconds
 
 if TYPE_CHECKING:
@@ -99,8 +99,9 @@ class JobResult:
 async def run_job(ctx: ModuleContext, job: Job, *, trigger: str) -> JobResult:
     """Run one job, recording start, end, status, error and the metrics it returns in host.job_runs."""
     name = f"{ctx.name}.{job.name}"
+    # host.job_runs through functions running as the host (migrations/host/0033): ctx.pool is the module's.
     run_id: int = await ctx.pool.fetchval(
-        "INSERT INTO host.job_runs (module, job, host_id, trigger, status) VALUES ($1, $2, $3, $4, 'running') RETURNING id",
+        "SELECT host.job_run_start($1, $2, $3, $4)",
         ctx.name,
         job.name,
         ctx.host_id,
@@ -125,7 +126,9 @@ async def run_job(ctx: ModuleContext, job: Job, *, trigger: str) -> JobResult:
     except Exception as exc:
         status = "failed"
         error = f"{type(exc).__name__}: {exc}"
-        log.error("job %s failed: %s", name, error, extra={"traceback": traceback.format_exc()})
+        # A bug gets its traceback; a service that did not answer gets one line (the next run retries).
+        extra = {} if unavailable(exc) else {"traceback": traceback.format_exc()}
+        log.error("job %s failed: %s", name, error, extra=extra)
     finally:
         saving.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -137,7 +140,7 @@ async def run_job(ctx: ModuleContext, job: Job, *, trigger: str) -> JobResult:
     JOB_SECONDS.labels(name).observe(seconds)
     try:
         await ctx.pool.execute(
-            "UPDATE host.job_runs SET finished_at = now(), status = $2, error = $3, metrics = $4 WHERE id = $1",
+            "SELECT host.job_run_record($1, $2, $3, $4)",
             run_id,
             status,
             error,
@@ -171,9 +174,7 @@ async def _save_progress(ctx: ModuleContext, name: str, run_id: int) -> None:
             if now != saved:
                 with contextlib.suppress(Exception):  # progress is a courtesy: never fail the job for it
                     await ctx.pool.execute(
-                        "UPDATE host.job_runs SET metrics = $2 WHERE id = $1 AND status = 'running'",
-                        run_id,
-                        {"progress": now},
+                        "SELECT host.job_run_record($1, NULL, NULL, $2)", run_id, {"progress": now}
                     )
                 saved = now
     finally:

@@ -11,17 +11,20 @@ diverging from what the database holds.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.resources
 import re
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from host import roles
 from host.errors import UserError
 from host.module import ModuleSpec
+from host.roles import Isolation
 
 if TYPE_CHECKING:
     import asyncpg  # imported when migrations run: every module's manifest imports this file
@@ -88,45 +91,79 @@ def discover(scopes: Mapping[str, Traversable]) -> list[Migration]:
     return found
 
 
+@contextlib.asynccontextmanager
+async def _locked(conn: asyncpg.Connection) -> AsyncIterator[None]:
+    """Hold the migration lock every host takes (one migrates at a time)."""
+    await conn.execute("SELECT pg_advisory_lock($1)", _LOCK_KEY)
+    try:
+        yield
+    finally:
+        await conn.execute("SELECT pg_advisory_unlock($1)", _LOCK_KEY)
+
+
 async def apply(conn: asyncpg.Connection, migrations: list[Migration]) -> list[str]:
-    """Apply the pending migrations; returns the labels applied by this call."""
+    """Apply the pending migrations (all as this connection's user); returns the labels applied by this call."""
+    async with _locked(conn):
+        return await _apply(conn, migrations, {})
+
+
+async def migrate(conn: asyncpg.Connection, specs: Mapping[str, ModuleSpec]) -> tuple[list[str], Isolation]:
+    """What a host does at start: every module's role (host/roles.py), then the pending migrations, a
+    module's run as its role (so it owns what they create), then the grants on what they made."""
+    async with _locked(conn):
+        isolation = await roles.prepare(conn, [name for name in specs if name != "host"])
+        applied = await _apply(conn, discover(sources(specs)), isolation.roles)
+        await roles.grant(conn, isolation)
+    return applied, isolation
+
+
+async def _apply(
+    conn: asyncpg.Connection, migrations: list[Migration], as_role: Mapping[str, str]
+) -> list[str]:
+    """Apply the pending ones under the lock; a scope in `as_role` runs as that role."""
     import asyncpg
 
     applied_now: list[str] = []
-    await conn.execute("SELECT pg_advisory_lock($1)", _LOCK_KEY)
-    try:
-        await conn.execute(
-            """CREATE TABLE IF NOT EXISTS public.feedeater_migrations (
-                   scope text NOT NULL, version integer NOT NULL, name text NOT NULL,
-                   checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now(),
-                   PRIMARY KEY (scope, version))"""
-        )
-        rows = await conn.fetch("SELECT scope, version, checksum FROM public.feedeater_migrations")
-        done = {(r["scope"], r["version"]): r["checksum"] for r in rows}
-        for m in migrations:
-            recorded = done.get((m.scope, m.version))
-            if recorded is not None:
-                if recorded != m.checksum:
-                    raise UserError(
-                        f"migration {m.label} was changed after it was applied (checksum differs)",
-                        "restore the original file and add a new migration for the change",
-                    )
-                continue
-            try:
-                async with conn.transaction():
-                    await conn.execute(m.sql)
-                    await conn.execute(
-                        "INSERT INTO public.feedeater_migrations (scope, version, name, checksum) VALUES ($1, $2, $3, $4)",
-                        m.scope,
-                        m.version,
-                        m.name,
-                        m.checksum,
-                    )
-            except asyncpg.PostgresError as exc:
+    await conn.execute(
+        """CREATE TABLE IF NOT EXISTS public.feedeater_migrations (
+               scope text NOT NULL, version integer NOT NULL, name text NOT NULL,
+               checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now(),
+               PRIMARY KEY (scope, version))"""
+    )
+    rows = await conn.fetch("SELECT scope, version, checksum FROM public.feedeater_migrations")
+    done = {(r["scope"], r["version"]): r["checksum"] for r in rows}
+    for m in migrations:
+        recorded = done.get((m.scope, m.version))
+        if recorded is not None:
+            if recorded != m.checksum:
                 raise UserError(
-                    f"migration {m.label} failed: {exc}", "fix the SQL; nothing of it was applied"
-                ) from None
-            applied_now.append(m.label)
-    finally:
-        await conn.execute("SELECT pg_advisory_unlock($1)", _LOCK_KEY)
+                    f"migration {m.label} was changed after it was applied (checksum differs)",
+                    "restore the original file and add a new migration for the change",
+                )
+            continue
+        try:
+            async with conn.transaction():
+                if m.scope in as_role:
+                    await roles.set_role(conn, as_role[m.scope])
+                    await conn.execute(m.sql)
+                    await conn.execute("RESET ROLE")
+                else:
+                    await conn.execute(m.sql)
+                await conn.execute(
+                    "INSERT INTO public.feedeater_migrations (scope, version, name, checksum) VALUES ($1, $2, $3, $4)",
+                    m.scope,
+                    m.version,
+                    m.name,
+                    m.checksum,
+                )
+        except asyncpg.PostgresError as exc:
+            hint = (
+                f" (run as role {as_role[m.scope]}: a module's migrations touch only its own schemas)"
+                if m.scope in as_role
+                else ""
+            )
+            raise UserError(
+                f"migration {m.label} failed: {exc}{hint}", "fix the SQL; nothing of it was applied"
+            ) from None
+        applied_now.append(m.label)
     return applied_now

@@ -85,32 +85,28 @@ async def enqueue_many(conn: asyncpg.Connection, events: Sequence[Event]) -> int
     """
     if not events:
         return 0
-    inserted = await conn.fetch(
-        """INSERT INTO host.outbox (event_id, subject, payload)
-           SELECT * FROM unnest($1::uuid[], $2::text[], $3::bytea[])
-           ON CONFLICT (event_id) DO NOTHING RETURNING event_id""",
+    links = [
+        (
+            e.event_id,
+            ref["ownerModule"],
+            ref["sourceKey"],
+            datetime.fromisoformat(e.payload["message"]["createdAt"]),
+        )
+        for e in events
+        if e.payload.get("type") == "MessageCreated"
+        and (ref := (e.payload.get("message") or {}).get("contextRef"))
+    ]
+    link_columns = [list(column) for column in zip(*links, strict=True)] if links else [[], [], [], []]
+    # A function running as the host (migrations/host/0033): module roles may not write host.outbox, and
+    # it checks the subjects are the calling module's own. It links only the events that were new.
+    fresh = await conn.fetchval(
+        "SELECT host.enqueue_events($1, $2, $3, $4, $5, $6, $7)",
         [e.event_id for e in events],
         [e.subject for e in events],
         [e.encode() for e in events],
+        *link_columns,
     )
-    new_ids = {r["event_id"] for r in inserted}
-    links = [
-        (e.event_id, ref["ownerModule"], ref["sourceKey"], e.payload["message"]["createdAt"])
-        for e in events
-        if e.event_id in new_ids
-        and e.payload.get("type") == "MessageCreated"
-        and (ref := (e.payload.get("message") or {}).get("contextRef"))
-    ]
-    if links:
-        await conn.execute(
-            """INSERT INTO host.context_messages (message_id, owner_module, source_key, created_at)
-               SELECT m, o, k, t::timestamptz FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS x(m, o, k, t)
-               ON CONFLICT (message_id) DO NOTHING""",
-            *map(list, zip(*links, strict=True)),
-        )
-    if new_ids:
-        await conn.execute(f"NOTIFY {NOTIFY_CHANNEL}")
-    return len(new_ids)
+    return len(fresh)
 
 
 @dataclass(frozen=True, slots=True)

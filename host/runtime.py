@@ -23,6 +23,7 @@ from host.events import iso_z, subject
 from host.housekeeping import BUS_LIMITS, host_module
 from host.jobs import JobResult, parse_trigger, run_job, trigger_override_key
 from host.module import Job, ModuleContext, ModuleSpec, Service
+from host.roles import Isolation
 from host.services import Endpoints, Services
 from host.supervise import Supervisor, Unit, cancel_and_wait
 
@@ -89,6 +90,8 @@ class Host:
         self.services = Services(config.home)
         self.endpoints: Endpoints | None = None
         self.pool: asyncpg.Pool | None = None
+        self.isolation = Isolation()  # which modules act as their own database role (host/roles.py)
+        self.module_pools: dict[str, asyncpg.Pool] = {}  # module → the pool behind its ctx.pool
         self.nc: NatsClient | None = None
         self.js: JetStreamContext | None = None
         self.link: bus.BusLink | None = None
@@ -125,12 +128,14 @@ class Host:
             await db.wait_for(self.endpoints.database_url, self.config.db_wait_seconds)
         conn = await db.connect(self.endpoints.database_url)
         try:
-            applied = await migrate.apply(conn, migrate.discover(migrate.sources(self.specs)))
+            applied, self.isolation = await migrate.migrate(conn, self.specs)
         finally:
             await conn.close()
         self.applied_migrations = applied
         if applied:
             log.info("applied migrations: %s", ", ".join(applied))
+        if self.isolation.warning:
+            log.warning("%s", self.isolation.warning)
         self.pool = await db.create_pool(self.endpoints.database_url, max_size=self.config.db_pool)
         if with_bus:
             from host import bus  # nats is slow to import: only commands that use the bus load it
@@ -187,21 +192,25 @@ class Host:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.nc.drain(), timeout=5)
         clock.mark("nats")
-        if self.pool is not None:
-            try:  # bounded: a stop (systemd, Ctrl-C) must end even if something still holds a connection
-                await asyncio.wait_for(self.pool.close(), timeout=self.close_timeout_s)
-            except TimeoutError:
-                log.warning(
-                    "database connections still busy after %.0f s: closed forcibly (tasks still running: %s)",
-                    self.close_timeout_s,
-                    _other_tasks(),
-                )
-                self.pool.terminate()
+        pools = [*self.module_pools.values(), *([self.pool] if self.pool is not None else [])]
+        self.module_pools.clear()
+        await asyncio.gather(*(self._close_pool(pool) for pool in pools))
         clock.mark("database pool")
         if stop_started_services and self.endpoints is not None and self.endpoints.started:
             await asyncio.to_thread(self.services.down, self.endpoints.started)
             clock.mark("embedded services")
         log.info("stopped in %s", clock)
+
+    async def _close_pool(self, pool: asyncpg.Pool) -> None:
+        try:  # bounded: a stop (systemd, Ctrl-C) must end even if something still holds a connection
+            await asyncio.wait_for(pool.close(), timeout=self.close_timeout_s)
+        except TimeoutError:
+            log.warning(
+                "database connections still busy after %.0f s: closed forcibly (tasks still running: %s)",
+                self.close_timeout_s,
+                _other_tasks(),
+            )
+            pool.terminate()
 
     async def _finish_job_runs(self) -> None:
         """Cancel the scheduled runs still in flight and wait for them to record it and give their
@@ -251,7 +260,7 @@ class Host:
         resolved = await self.resolved_settings(name)
         ctx = ModuleContext(
             name=name,
-            pool=self.require_pool(),
+            pool=await self.module_pool(name),
             settings=resolved,
             log=logging.getLogger(f"feedeater.{name}"),
             host_id=self.config.host_id,
@@ -264,6 +273,19 @@ class Host:
             await spec.setup(ctx)
         self.contexts[name] = ctx
         return ctx
+
+    async def module_pool(self, name: str) -> asyncpg.Pool:
+        """The pool behind a module's ctx.pool: connections acting as its role, or the host's own pool
+        when it has none (the host pseudo-module; a database user that may not create roles)."""
+        role = self.isolation.roles.get(name)
+        if role is None:
+            return self.require_pool()
+        if name not in self.module_pools:
+            assert self.endpoints is not None
+            self.module_pools[name] = await db.create_pool(
+                self.endpoints.database_url, min_size=0, max_size=self.config.db_pool, role=role
+            )
+        return self.module_pools[name]
 
     async def enabled_contexts(self, *, say_disabled: bool = True) -> list[ModuleContext]:
         """Set up every enabled module (settings validated first); a disabled module is never started."""

@@ -7,22 +7,26 @@ declares ApiError for every 4XX so clients and schemathesis see what is really s
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
+import asyncpg
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match, Route
 
-from host.errors import UserError
+from host.errors import UserError, unavailable
 from host.web.models import NO_NUL, ApiError
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     "4XX": {"model": ApiError, "description": "what went wrong and how to fix it"}
 }
 OPENAPI_HINT = "see the API description at /api/docs"
+UNAVAILABLE_HINT = "try again in a few seconds; `feedeater status` shows the database and the bus"
+log = logging.getLogger("feedeater.web")
 
 
 class HttpError(Exception):
@@ -93,7 +97,17 @@ def install(app: FastAPI) -> None:
             headers["Allow"] = allowed_methods(request)
         return respond(exc.status_code, error, OPENAPI_HINT, headers)
 
+    async def on_unavailable(_request: Request, exc: Exception) -> JSONResponse:
+        if not unavailable(exc):  # a bug under a service-like name: a 500 with its traceback, as for any bug
+            raise exc
+        log.warning("a request failed: %s: %s", type(exc).__name__, exc)
+        return respond(
+            503, "the database or the bus did not answer in time", UNAVAILABLE_HINT, {"Retry-After": "5"}
+        )
+
     app.add_exception_handler(HttpError, on_http_error)
+    for kind in (TimeoutError, ConnectionError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError):
+        app.add_exception_handler(kind, on_unavailable)
     app.add_exception_handler(UserError, on_user_error)
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(StarletteHTTPException, on_starlette)

@@ -10,12 +10,14 @@ import asyncpg
 
 from host import settings as host_settings
 from host.net.fetcher import Fetcher
-from modules.rss import MANIFEST
+from host.roles import acting_as
+from modules.rss import MANIFEST, store
 from modules.rss.ingest.poll import make_fetcher
 from modules.rss.ingest.processors import register as register_processor
 from modules.rss.model import Entry
 from modules.rss.parse.sanitize import html_to_text
-from modules.rss.subscriptions.subscribe import subscribe, validate
+from modules.rss.subscriptions import subscribe as subscribing
+from modules.rss.subscriptions.subscribe import Validated, validate
 
 __all__ = ["Entry", "html_to_text", "register_processor", "rss_fetcher", "subscribe", "validate"]
 
@@ -23,5 +25,23 @@ __all__ = ["Entry", "html_to_text", "register_processor", "rss_fetcher", "subscr
 async def rss_fetcher(conn: asyncpg.Connection) -> Fetcher:
     """A fetcher with rss's settings as stored now (user agent, limits, private networks); the caller
     closes it."""
-    stored = await host_settings.load_stored(conn, MANIFEST.name)
+    async with acting_as(conn, None):  # stored settings are the host's (other modules may not read them)
+        stored = await host_settings.load_stored(conn, MANIFEST.name)
     return make_fetcher(host_settings.resolve(MANIFEST, stored, os.environ))
+
+
+async def subscribe(
+    conn: asyncpg.Connection,
+    fetcher: Fetcher,
+    url: str,
+    *,
+    folder: str | None = None,
+    interval_minutes: float | None = None,
+    validated: Validated | None = None,
+) -> tuple[store.FeedRow, bool]:
+    """Subscribe to a feed inside the caller's transaction, with rss's database rights (the caller's
+    connection may act as another module's role: host/roles.py)."""
+    async with acting_as(conn, MANIFEST.name):
+        return await subscribing.subscribe(
+            conn, fetcher, url, folder=folder, interval_minutes=interval_minutes, validated=validated
+        )

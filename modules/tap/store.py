@@ -7,6 +7,8 @@ from datetime import datetime
 
 import asyncpg
 
+from host import blobcodec
+
 
 async def lock_lines(conn: asyncpg.Connection, directory: uuid.UUID, path: str) -> int:
     """Lock the file's row until the caller's transaction ends (every host's writer of this file waits
@@ -70,7 +72,8 @@ async def raw_fetched_at(conn: asyncpg.Connection, fetch_id: int) -> datetime | 
 
 
 async def raw_body(conn: asyncpg.Connection, fetch_id: int) -> bytes | None:
-    body: bytes | None = await conn.fetchval(
-        "SELECT body FROM rss_public.raw_fetches WHERE id = $1", fetch_id
+    """The fetch's exact body (stored compressed: rss/0031), or None when rss no longer keeps it."""
+    row = await conn.fetchrow(
+        "SELECT body_codec, body_stored FROM rss_public.raw_fetches WHERE id = $1", fetch_id
     )
-    return body
+    return None if row is None else blobcodec.decode(row["body_codec"], row["body_stored"])

@@ -22,9 +22,9 @@ NAME = "flaky"
 
 async def on_ping(ctx: ModuleContext, conn: asyncpg.Connection, event: ReceivedEvent) -> None:
     """Fails while the switch says so (a table: the CLI's replays run in other processes)."""
-    if await conn.fetchval("SELECT fail FROM flaky_switch"):
+    if await conn.fetchval("SELECT fail FROM mod_flaky.switch"):
         raise RuntimeError(f"ping {event.payload['n']} refused")
-    await conn.execute("INSERT INTO flaky_seen (event_id) VALUES ($1)", event.event_id)
+    await conn.execute("INSERT INTO mod_flaky.seen (event_id) VALUES ($1)", event.event_id)
 
 
 MODULE = ModuleSpec(
@@ -60,10 +60,10 @@ async def test_dead_letters_are_listed_replayed_exactly_once_and_purged(
             assert js is not None
             await js.purge_stream(streams.DLQ)  # the session's NATS: earlier tests' dead letters are not ours
             pool = host.require_pool()
-            await pool.execute(
-                "CREATE TABLE flaky_switch (fail bool); INSERT INTO flaky_switch VALUES (true)"
+            await (await host.module_pool(NAME)).execute(  # as a migration would: the module's role owns them
+                """CREATE SCHEMA mod_flaky; CREATE TABLE mod_flaky.seen (event_id text);
+                   CREATE TABLE mod_flaky.switch (fail bool); INSERT INTO mod_flaky.switch VALUES (true)"""
             )
-            await pool.execute("CREATE TABLE flaky_seen (event_id text)")
             for n in (1, 2):
                 await publish_event(js, ping(n))
             await until(lambda: _count_is(js, 2), timeout=120, what="both pings dead-lettered")
@@ -79,7 +79,7 @@ async def test_dead_letters_are_listed_replayed_exactly_once_and_purged(
             status = await cli("status")
             assert isinstance(status, dict) and status["dead_letters"] == 2
 
-            await pool.execute("UPDATE flaky_switch SET fail = false")  # the cause is fixed
+            await pool.execute("UPDATE mod_flaky.switch SET fail = false")  # the cause is fixed
             assert await cli("bus", "dlq", "replay", str(listed[0]["seq"])) == [
                 {"seq": listed[0]["seq"], "event_id": str(ping(1).event_id), "handled": True}
             ]
@@ -96,11 +96,11 @@ async def test_dead_letters_are_listed_replayed_exactly_once_and_purged(
             assert await cli("bus", "dlq", "replay") == [
                 {"seq": listed[1]["seq"], "event_id": str(ping(2).event_id), "handled": False}
             ]
-            seen = [r["event_id"] for r in await pool.fetch("SELECT event_id FROM flaky_seen ORDER BY 1")]
+            seen = [r["event_id"] for r in await pool.fetch("SELECT event_id FROM mod_flaky.seen ORDER BY 1")]
             assert sorted(seen) == sorted(str(ping(n).event_id) for n in (1, 2))  # each exactly once
             assert await cli("bus", "dlq", "list") == []
 
-            await pool.execute("UPDATE flaky_switch SET fail = true")
+            await pool.execute("UPDATE mod_flaky.switch SET fail = true")
             for n in (3, 4):
                 await publish_event(js, ping(n))
             await until(lambda: _count_is(js, 2), timeout=120, what="two more pings dead-lettered")
@@ -121,7 +121,9 @@ async def test_dead_letters_are_listed_replayed_exactly_once_and_purged(
                 assert (await api.get(f"/dlq/{third}")).status_code == 404
             assert await cli("bus", "dlq", "purge", "--module", NAME, "--yes") == {"deleted": 1}
             assert await dlq.count(js) == 0
-            assert await pool.fetchval("SELECT count(*) FROM flaky_seen") == 2  # nothing deleted was handled
+            assert (
+                await pool.fetchval("SELECT count(*) FROM mod_flaky.seen") == 2
+            )  # nothing deleted was handled
 
 
 class Crash(Exception):

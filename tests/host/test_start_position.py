@@ -25,7 +25,7 @@ STARTS = {"from_all": "all", "from_new": "new", "from_window": "2s"}
 
 def handler(sub: str) -> EventHandler:
     async def handle(ctx: ModuleContext, conn: asyncpg.Connection, event: ReceivedEvent) -> None:
-        await conn.execute("INSERT INTO starts_seen (sub, n) VALUES ($1, $2)", sub, event.payload["n"])
+        await conn.execute("INSERT INTO mod_starts.seen (sub, n) VALUES ($1, $2)", sub, event.payload["n"])
 
     return handle
 
@@ -56,7 +56,7 @@ def with_module(tmp_path: Path, database_url: str, nats_url: str, home: str) -> 
 
 async def seen(pool: asyncpg.Pool) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {name: [] for name in STARTS}
-    for r in await pool.fetch("SELECT sub, n FROM starts_seen ORDER BY n"):
+    for r in await pool.fetch("SELECT sub, n FROM mod_starts.seen ORDER BY n"):
         out[r["sub"]].append(r["n"])
     return out
 
@@ -85,7 +85,9 @@ async def test_a_new_subscription_starts_where_it_declares_and_keeps_it_across_r
     await first.open()  # the streams exist (and the module's tables): an event is published before it runs
     try:
         assert first.js is not None
-        await first.require_pool().execute("CREATE TABLE starts_seen (sub text, n int)")
+        await (await first.module_pool(NAME)).execute(  # as a migration would: the module's role owns it
+            "CREATE SCHEMA mod_starts; CREATE TABLE mod_starts.seen (sub text, n int)"
+        )
         await publish_event(first.js, tick(1))
         older = await first.js.get_last_msg(streams.EVENTS, subject(NAME, "tick"))
         stored = older.time

@@ -19,7 +19,7 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
 from host.ai import AIServices
-from host.errors import UserError
+from host.errors import UserError, unavailable
 from host.module import ModuleContext
 from modules.rss.search.query import CoverageCache
 from modules.rss.service.search import SUBJECT, search
@@ -42,7 +42,10 @@ async def answer(
     except UserError as exc:  # a bad request, or e.g. a feed that does not exist
         return {"error": str(exc)}
     except Exception as exc:  # e.g. the database is down: the caller gets an answer, not a timeout
-        log.exception("search failed")
+        if unavailable(exc):
+            log.warning("search failed: %s: %s", type(exc).__name__, exc)
+        else:
+            log.exception("search failed")
         return {"error": f"search failed: {type(exc).__name__}: {exc}"}
 
 

@@ -32,6 +32,19 @@ _RECORDSET = """r(guid text, guid_source text, message_id uuid, title text, link
     announced boolean, intake_reason text)"""
 
 
+# The feed's tombstones among these guids; each one still listed is marked so (at most once a day: a
+# feed polled every minute does not rewrite its tombstones every minute), which keeps it from pruning.
+# SKIP LOCKED: a push and a poll of one feed at once never wait on (or deadlock over) each other's marks.
+_LISTED_TOMBSTONES = """WITH t AS (
+        SELECT guid FROM mod_rss.tombstones WHERE feed_id = $1 AND guid = ANY($2::text[])),
+    listed AS (
+        UPDATE mod_rss.tombstones SET listed_at = now() WHERE (feed_id, guid) IN (
+            SELECT feed_id, guid FROM mod_rss.tombstones
+            WHERE feed_id = $1 AND guid = ANY($2::text[]) AND listed_at < now() - interval '1 day'
+            FOR UPDATE SKIP LOCKED))
+    SELECT guid FROM t"""
+
+
 async def load_known(
     conn: asyncpg.Connection, feed_id: int, guids: Sequence[str]
 ) -> tuple[dict[str, Known], set[str]]:
@@ -44,14 +57,7 @@ async def load_known(
             guids,
         )
     }
-    tombstoned = {
-        r["guid"]
-        for r in await conn.fetch(
-            "SELECT guid FROM mod_rss.tombstones WHERE feed_id = $1 AND guid = ANY($2::text[])",
-            feed_id,
-            guids,
-        )
-    }
+    tombstoned = {r["guid"] for r in await conn.fetch(_LISTED_TOMBSTONES, feed_id, guids)}
     return known, tombstoned
 
 
@@ -138,7 +144,7 @@ async def write(conn: asyncpg.Connection, intents: Intents) -> dict[str, int]:
 EXPIRE_FEEDS_PER_BATCH = 500
 
 # One batch of retention: the next `$3` feeds after id `$2`, each feed's old entries found through its
-# (feed_id, effective_at) index, deleted with tombstones. Returns the batch's last feed id and the count.
+# (feed_id, effective_at) index, deleted with tombstones. Returns the batch's last feed id and the count (`n`).
 _EXPIRE_BATCH = """WITH f AS (
         SELECT id, now() - make_interval(days => coalesce(retention_days, $1)) AS cutoff
         FROM mod_rss.feeds WHERE id > $2 ORDER BY id LIMIT $3),
@@ -147,7 +153,7 @@ _EXPIRE_BATCH = """WITH f AS (
         RETURNING e.feed_id, e.guid),
     kept AS (
         INSERT INTO mod_rss.tombstones (feed_id, guid) SELECT feed_id, guid FROM gone ON CONFLICT DO NOTHING)
-    SELECT (SELECT max(id) FROM f) AS last, (SELECT count(*) FROM gone) AS expired"""
+    SELECT (SELECT max(id) FROM f) AS last, (SELECT count(*) FROM gone) AS n"""
 
 
 async def expire_entries(pool: asyncpg.Pool, *, default_days: int) -> int:
@@ -156,14 +162,40 @@ async def expire_entries(pool: asyncpg.Pool, *, default_days: int) -> int:
     Feed by feed through the (feed_id, effective_at) index, `EXPIRE_FEEDS_PER_BATCH` feeds per
     transaction: the cost follows the entries that expire, not the size of the table (one DELETE joined
     over every feed scanned all of mod_rss.entries daily, in one transaction: bench/retention_cost.py)."""
-    expired, after = 0, 0
+    return await _feed_batches(pool, _EXPIRE_BATCH, default_days)
+
+
+async def _feed_batches(pool: asyncpg.Pool, sql: str, days: int) -> int:
+    """Run a per-feed batch statement (`$1` days, after feed id `$2`, `$3` feeds; answers `last` feed id
+    and `n` rows) over every feed, one transaction per batch; returns the rows."""
+    done, after = 0, 0
     while True:
         async with pool.acquire() as conn, conn.transaction():
-            row = await conn.fetchrow(_EXPIRE_BATCH, default_days, after, EXPIRE_FEEDS_PER_BATCH)
+            row = await conn.fetchrow(sql, days, after, EXPIRE_FEEDS_PER_BATCH)
         assert row is not None
         if row["last"] is None:
-            return expired
-        expired, after = expired + row["expired"], row["last"]
+            return done
+        done, after = done + row["n"], row["last"]
+
+
+# One batch of tombstone pruning, per feed like retention: a tombstone goes once no parse of its feed
+# listed the guid for `$1` days — proven by a parse since: the feed's newest entry seen more than a day
+# after `listed_at` (load_known would have moved `listed_at` had the guid been listed; two days here, for
+# the host's and the database's clocks). A feed not parsed since, or without entries, keeps its
+# tombstones. Through the (feed_id, listed_at) index.
+_PRUNE_BATCH = """WITH f AS (
+        SELECT id, least(now() - make_interval(days => $1), coalesce((
+            SELECT e.last_seen - interval '2 days' FROM mod_rss.entries e WHERE e.feed_id = feeds.id
+            ORDER BY e.effective_at DESC LIMIT 1), '-infinity')) AS before
+        FROM mod_rss.feeds WHERE id > $2 ORDER BY id LIMIT $3),
+    gone AS (
+        DELETE FROM mod_rss.tombstones t USING f WHERE t.feed_id = f.id AND t.listed_at < f.before RETURNING 1)
+    SELECT (SELECT max(id) FROM f) AS last, (SELECT count(*) FROM gone) AS n"""
+
+
+async def prune_tombstones(pool: asyncpg.Pool, *, keep_days: int) -> int:
+    """Delete the tombstones no longer needed (see _PRUNE_BATCH); returns how many."""
+    return await _feed_batches(pool, _PRUNE_BATCH, keep_days)
 
 
 async def delete_entry(conn: asyncpg.Connection, entry_id: int) -> None:
