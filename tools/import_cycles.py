@@ -66,7 +66,9 @@ def main() -> int:
     for component in found:
         print(f"import cycle: {' <-> '.join(component)}", file=sys.stderr)
     if found:
-        print(f"import cycles: {len(found)}; break each with a pure module both sides import", file=sys.stderr)
+        print(
+            f"import cycles: {len(found)}; break each with a pure module both sides import", file=sys.stderr
+        )
         return 1
     print("import cycles: none")
     return 0

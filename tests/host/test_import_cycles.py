@@ -44,4 +44,3 @@ def test_cycles_of_two_and_of_three_files_are_each_found_once() -> None:
         )
     )
     assert found == [["h.ai", "h.module"], ["h.console", "h.overview", "h.runtime"]]
-
