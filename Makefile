@@ -20,10 +20,14 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/feedeater run
 
+# Module boundaries (issue #22): import-linter's contracts in pyproject.toml, then no import cycle between
+# files; each prints only when it fails.
 lint: $(STAMP)
-	@echo "lint: ruff check, ruff format --check"
-	@$(BIN)/ruff check --quiet host modules tests bench
-	@$(BIN)/ruff format --check --quiet host modules tests bench
+	@echo "lint: ruff check, ruff format --check, import contracts, import cycles"
+	@$(BIN)/ruff check --quiet host modules tests bench tools
+	@$(BIN)/ruff format --check --quiet host modules tests bench tools
+	@$(BIN)/lint-imports --no-logo --no-cache >$(VENV)/lint-imports.log 2>&1 || { cat $(VENV)/lint-imports.log >&2; exit 1; }
+	@$(BIN)/python tools/import_cycles.py >/dev/null
 
 typecheck: $(STAMP)
 	@echo "typecheck: mypy"
