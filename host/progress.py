@@ -152,7 +152,11 @@ def _logs_above_bar() -> Iterator[None]:
     handlers still held the real stderr and wrote into the bar's line. Point them at the proxy."""
     import logging
 
-    handlers = [h for h in logging.getLogger().handlers if isinstance(h, logging.StreamHandler)]
+    handlers = [  # a handler whose stream was closed (stderr of an earlier in-process run) has nothing to move
+        h
+        for h in logging.getLogger().handlers
+        if isinstance(h, logging.StreamHandler) and not getattr(h.stream, "closed", False)
+    ]
     before = [h.setStream(sys.stderr) for h in handlers]
     try:
         yield

@@ -1,5 +1,5 @@
 """A test module that keeps ingesting: a service emits events in a steady stream (each tick one
-transaction: a row in ticker_emitted and its events through the outbox), and two subscriptions record
+transaction: a row in mod_ticker.emitted and its events through the outbox), and two subscriptions record
 what they are handed: one on messageCreated (the shared stream), one on revisions (feedeater's own),
 one on every ticker subject (both). Tests register it with `install(host)` and read the tables to count in and out."""
 
@@ -56,8 +56,9 @@ def events(n: int) -> list[Event]:
 
 async def setup(ctx: ModuleContext) -> None:
     await ctx.pool.execute(
-        """CREATE TABLE IF NOT EXISTS ticker_emitted (n bigint PRIMARY KEY, at timestamptz DEFAULT clock_timestamp());
-           CREATE TABLE IF NOT EXISTS ticker_seen (
+        """CREATE SCHEMA IF NOT EXISTS mod_ticker;  -- its own schema: a module role may not write public
+           CREATE TABLE IF NOT EXISTS mod_ticker.emitted (n bigint PRIMARY KEY, at timestamptz DEFAULT clock_timestamp());
+           CREATE TABLE IF NOT EXISTS mod_ticker.seen (
                consumer text NOT NULL, event_id text NOT NULL, subject text NOT NULL,
                at timestamptz DEFAULT clock_timestamp())"""
     )
@@ -73,15 +74,15 @@ async def stop(host: Host) -> int:
     ctx = host.contexts[NAME]
     halt(ctx).set()
     await ctx.once("halted", asyncio.Event).wait()
-    return int(await ctx.pool.fetchval("SELECT count(*) FROM ticker_emitted"))
+    return int(await ctx.pool.fetchval("SELECT count(*) FROM mod_ticker.emitted"))
 
 
 async def tick(ctx: ModuleContext) -> None:
     interval = float(ctx.state.get("interval_s", 0.02))
-    n = int(await ctx.pool.fetchval("SELECT coalesce(max(n), -1) + 1 FROM ticker_emitted"))
+    n = int(await ctx.pool.fetchval("SELECT coalesce(max(n), -1) + 1 FROM mod_ticker.emitted"))
     while not halt(ctx).is_set():
         async with ctx.pool.acquire() as conn, conn.transaction():
-            await conn.execute("INSERT INTO ticker_emitted (n) VALUES ($1)", n)
+            await conn.execute("INSERT INTO mod_ticker.emitted (n) VALUES ($1)", n)
             await ctx.emit(conn, *events(n))
         n += 1
         await asyncio.sleep(interval)
@@ -92,7 +93,7 @@ async def tick(ctx: ModuleContext) -> None:
 def recorder(consumer: str):  # type: ignore[no-untyped-def]
     async def handle(ctx: ModuleContext, conn: asyncpg.Connection, event: ReceivedEvent) -> None:
         await conn.execute(
-            "INSERT INTO ticker_seen (consumer, event_id, subject) VALUES ($1, $2, $3)",
+            "INSERT INTO mod_ticker.seen (consumer, event_id, subject) VALUES ($1, $2, $3)",
             consumer,
             event.event_id,
             event.subject,
@@ -137,7 +138,7 @@ async def drained(host: Host) -> bool:
 
 
 async def handled(host: Host, consumer: str = "everything") -> int:
-    sql = "SELECT count(*) FROM ticker_seen WHERE consumer = $1"
+    sql = "SELECT count(*) FROM mod_ticker.seen WHERE consumer = $1"
     return int(await host.require_pool().fetchval(sql, consumer))
 
 
@@ -170,7 +171,7 @@ async def assert_every_event_once(host: Host, nc: Client) -> dict[str, str]:
         )  # type: ignore[misc]
         seen = Counter(
             r["event_id"]
-            for r in await pool.fetch("SELECT event_id FROM ticker_seen WHERE consumer = $1", consumer)
+            for r in await pool.fetch("SELECT event_id FROM mod_ticker.seen WHERE consumer = $1", consumer)
         )
         assert [i for i, n in seen.items() if n > 1] == [], f"{consumer} handled an event twice"
         assert set(seen) == expected, f"{consumer} missed events or got others"

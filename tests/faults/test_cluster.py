@@ -69,8 +69,8 @@ async def flowing(host: Host, since: float, count: int = 40) -> bool:
         await host.require_pool().fetchval(
             """SELECT (SELECT count(*) FROM host.outbox WHERE subject = 'feedeater.ticker.messageCreated'
                          AND published_at > to_timestamp($1)) >= $2
-                  AND (SELECT count(*) FROM ticker_seen WHERE consumer = 'created' AND at > to_timestamp($1)) >= $2
-                  AND (SELECT count(*) FROM ticker_seen WHERE consumer = 'everything' AND at > to_timestamp($1)) >= $2""",
+                  AND (SELECT count(*) FROM mod_ticker.seen WHERE consumer = 'created' AND at > to_timestamp($1)) >= $2
+                  AND (SELECT count(*) FROM mod_ticker.seen WHERE consumer = 'everything' AND at > to_timestamp($1)) >= $2""",
             since,
             count,
         )
@@ -80,11 +80,11 @@ async def flowing(host: Host, since: float, count: int = 40) -> bool:
 async def counts(host: Host) -> str:
     """Events in (ticks, outbox rows) and out (published, handled per subscription) right now."""
     row = await host.require_pool().fetchrow(
-        """SELECT (SELECT count(*) FROM ticker_emitted) AS ticks,
+        """SELECT (SELECT count(*) FROM mod_ticker.emitted) AS ticks,
                   (SELECT count(*) FROM host.outbox WHERE subject LIKE 'feedeater.ticker.%') AS written,
                   (SELECT count(*) FROM host.outbox WHERE subject LIKE 'feedeater.ticker.%'
                      AND published_at IS NOT NULL) AS published,
-                  (SELECT count(*) FROM ticker_seen WHERE consumer = 'everything') AS handled"""
+                  (SELECT count(*) FROM mod_ticker.seen WHERE consumer = 'everything') AS handled"""
     )
     assert row is not None
     return f"{row['ticks']} ticks, {row['written']} events written, {row['published']} published, {row['handled']} handled"

@@ -229,7 +229,7 @@ async def test_an_older_feedeaters_stream_is_split_and_its_consumers_read_to_the
             revisions.add(str(waiting[2].event_id))
             everything = {r["event_id"] for r in rows} | {str(e.event_id) for e in waiting}
             await until(lambda: _seen(host, "everything", len(everything)), what="everything handled")
-            seen = await host.require_pool().fetch("SELECT consumer, event_id FROM ticker_seen")
+            seen = await host.require_pool().fetch("SELECT consumer, event_id FROM mod_ticker.seen")
             by = {
                 c: Counter(r["event_id"] for r in seen if r["consumer"] == c)
                 for c in ("revisions", "everything")
@@ -249,5 +249,5 @@ async def _gone(js: JetStreamContext, durable: str) -> bool:
 
 
 async def _seen(host: Host, consumer: str, count: int) -> bool:
-    sql = "SELECT count(*) FROM ticker_seen WHERE consumer = $1"
+    sql = "SELECT count(*) FROM mod_ticker.seen WHERE consumer = $1"
     return int(await host.require_pool().fetchval(sql, consumer)) >= count

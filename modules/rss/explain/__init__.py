@@ -46,9 +46,9 @@ class _Index:
     error: str | None = None
 
 
-_INDEXES: OrderedDict[tuple[int, int], _Index] = (
-    OrderedDict()
-)  # (fetch id, item cap) → index; a fetch never changes
+# (body sha256, url, content type, item cap) → index. Not the fetch id: ids repeat across databases, and one process
+# may serve several (the tests do: another database's fetch 1 answered for this one's).
+_INDEXES: OrderedDict[tuple[str, str, str | None, int], _Index] = OrderedDict()
 _INDEXES_KEPT = 32
 _INDEXES_LOCK = threading.Lock()
 
@@ -56,7 +56,8 @@ _INDEXES_LOCK = threading.Lock()
 def _index(raw: dict[str, Any], now: datetime, max_items: int) -> _Index:
     """The latest fetch parsed again (CPU: the caller runs it off the event loop), once per fetch and cap:
     the console's entry page asks for every entry of a feed, and the feed's latest fetch rarely changes."""
-    key = (raw["id"], max_items)
+    content_type = (raw["headers"] or {}).get("content-type")
+    key = (raw["body_sha256"], raw["url"], content_type, max_items)
     with _INDEXES_LOCK:  # runs in worker threads
         if (found := _INDEXES.get(key)) is not None:
             _INDEXES.move_to_end(key)
@@ -65,7 +66,7 @@ def _index(raw: dict[str, Any], now: datetime, max_items: int) -> _Index:
         feed = parse_feed(
             bytes(raw["body"]),
             url=raw["url"],
-            content_type=(raw["headers"] or {}).get("content-type"),
+            content_type=content_type,
             now=now,
             max_items=max_items,
         )

@@ -71,7 +71,7 @@ async def poll_facts(conn: asyncpg.Connection, feed_id: int) -> dict[str, Any]:
 async def latest_fetch(conn: asyncpg.Connection, feed_id: int) -> dict[str, Any] | None:
     """The feed's latest stored response with its body (what the feed lists now)."""
     row = await conn.fetchrow(
-        """SELECT r.id, r.fetched_at, r.url, r.headers, r.parse_error, b.codec, b.body
+        """SELECT r.id, r.fetched_at, r.url, r.headers, r.parse_error, r.body_sha256, b.codec, b.body
            FROM mod_rss.raw_fetches r JOIN mod_rss.raw_blobs b ON b.sha256 = r.body_sha256
            WHERE r.feed_id = $1 ORDER BY r.fetched_at DESC, r.id DESC LIMIT 1""",
         feed_id,
