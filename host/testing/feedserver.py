@@ -104,6 +104,7 @@ class RecordedRequest:
     bytes_sent: int = 0
     aborted: bool = False
     done: threading.Event = field(default_factory=threading.Event)
+    left: bool = False  # no longer counted in flight (see FeedServer._leave)
 
 
 def _not_modified(route: Route, headers: Mapping[str, str]) -> bool:
@@ -174,6 +175,7 @@ class _Handler(BaseHTTPRequestHandler):
         if _not_modified(route, record.headers):
             self.send_response(304)
             self._send_validators(route)
+            self.server.owner._leave(record)
             self.end_headers()
             return
         body = route.body
@@ -218,6 +220,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = body[: route.truncate_at]
             self.close_connection = True
         if route.trickle is None:
+            self.server.owner._leave(record)
             self._write(body, record)
             return
         size, interval = route.trickle
@@ -339,10 +342,19 @@ class FeedServer(BackgroundHTTPServer):
                 self._in_flight[key] = self._in_flight.get(key, 0) + 1
                 self._peak[key] = max(self._peak.get(key, 0), self._in_flight[key])
 
-    def _end(self, record: RecordedRequest) -> None:
+    def _leave(self, record: RecordedRequest) -> None:
+        """Stop counting the request in flight, just before its last bytes go out: a client that has read
+        them may send its next request before this thread runs again, and the peak then counted one
+        request too many (a global limit of 3 measured as 4)."""
         with self._lock:
+            if record.left:
+                return
+            record.left = True
             for key in (None, record.host):
                 self._in_flight[key] -= 1
+
+    def _end(self, record: RecordedRequest) -> None:
+        self._leave(record)
         record.done.set()
 
 
