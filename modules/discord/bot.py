@@ -24,7 +24,7 @@ from host.errors import UserError
 from host.module import Idle, ModuleContext
 from modules.discord import commands, post, store
 from modules.discord.format import Item, Source, embed
-from modules.rss.public import Entry, Rss
+from modules.discord.rssapi import FeedEntry, RssApi
 
 log = logging.getLogger("feedeater.discord")
 POST_PERMISSIONS = {"send_messages": "Send Messages", "embed_links": "Embed Links"}
@@ -87,7 +87,10 @@ class FeedBot(discord.Client):
         intents.guilds = True
         super().__init__(intents=intents)
         self.ctx = ctx
-        self.rss = ctx.api("rss", Rss)  # one fetcher per command, so `settings set rss.…` reaches the next
+        # rss's public API, checked against the shape discord uses (a runtime-checkable Protocol: mypy
+        # refuses protocols as type[T], python/mypy#4717). One fetcher per command, so `settings set rss.…`
+        # reaches the next.
+        self.rss = ctx.api("rss", RssApi)  # type: ignore[type-abstract]
         self.started = datetime.now(UTC)
         self.tree = app_commands.CommandTree(self)
         self.tree.add_command(feed_group(self))
@@ -202,7 +205,7 @@ class FeedBot(discord.Client):
             return commands.preview_empty(title)
         source = Source(None, title, validated.url, validated.feed.image)
         return f"Latest item of **{commands.name(title, validated.url)}**:", embed(
-            items[0], source, now=datetime.now(UTC)
+            items[0], source, now=datetime.now(UTC), to_text=self.rss.html_to_text
         )
 
     async def config(self, interaction: discord.Interaction) -> str:
@@ -212,7 +215,7 @@ class FeedBot(discord.Client):
         return commands.config(total, failing, datetime.now(UTC) - self.started)
 
 
-def recent(entries: Sequence[Entry], n: int) -> list[Item]:
+def recent(entries: Sequence[FeedEntry], n: int) -> list[Item]:
     """The `n` most recent entries (by date; undated ones keep document order), oldest first."""
     dated = sorted(
         enumerate(entries),
@@ -270,7 +273,12 @@ async def poster(bot: FeedBot) -> None:
         wake.clear()
         await bot.wait_until_ready()
         counts = await post.cycle(
-            bot.ctx.pool, channels, per_feed=int(settings["items_per_feed"]), window_s=interval, limit=BATCH
+            bot.ctx.pool,
+            channels,
+            per_feed=int(settings["items_per_feed"]),
+            window_s=interval,
+            limit=BATCH,
+            to_text=bot.rss.html_to_text,
         )
         if any(counts.values()):
             log.info("discord: posting round %s", counts)

@@ -9,12 +9,12 @@ characters), so every field is cut here, never by Discord.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from modules.rss.public import Entry, html_to_text
+from modules.discord.rssapi import FeedEntry
 
 TITLE_MAX = 256
 DESCRIPTION_MAX = 4096
@@ -52,7 +52,7 @@ class Item:
         )
 
     @classmethod
-    def from_entry(cls, entry: Entry) -> Item:
+    def from_entry(cls, entry: FeedEntry) -> Item:
         return cls(
             guid=entry.guid,
             title=entry.title,
@@ -124,7 +124,7 @@ def _url(url: str | None) -> str | None:
     return url if url and url.startswith(("http://", "https://")) and len(url) <= URL_MAX else None
 
 
-def embed(item: Item, source: Source, *, now: datetime) -> dict[str, Any]:
+def embed(item: Item, source: Source, *, now: datetime, to_text: Callable[[str], str]) -> dict[str, Any]:
     """The embed as Discord's JSON (discord.Embed.from_dict reads it), within every limit."""
     parts = [when(item.published, now)] if item.published is not None else []
     parts += [f"Feed {source.id}"] if source.id is not None else []
@@ -144,7 +144,7 @@ def embed(item: Item, source: Source, *, now: datetime) -> dict[str, Any]:
         out["image"] = {"url": image}
     if item.published is not None:
         out["timestamp"] = item.published.astimezone(UTC).isoformat()
-    summary = html_to_text(item.summary_html) if item.summary_html else ""
+    summary = to_text(item.summary_html) if item.summary_html else ""  # rss's html_to_text (ctx.api)
     if summary.strip():
         used = total_length(out)
         out["description"] = cut(summary, min(SUMMARY_CHARS, DESCRIPTION_MAX, TOTAL_MAX - used))

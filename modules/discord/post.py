@@ -14,6 +14,7 @@ import asyncio
 import hashlib
 import logging
 from collections import Counter
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -71,7 +72,13 @@ def gone_notice(name: str, sub_id: int) -> str:
 
 
 async def cycle(
-    pool: asyncpg.Pool, channels: Channels, *, per_feed: int, window_s: float, limit: int
+    pool: asyncpg.Pool,
+    channels: Channels,
+    *,
+    per_feed: int,
+    window_s: float,
+    limit: int,
+    to_text: Callable[[str], str],
 ) -> dict[str, int]:
     """One posting round (at most `per_feed` per subscription per `window_s`); returns counts (posted,
     failed: retried next round, refused: skipped, paused, gone)."""
@@ -89,7 +96,7 @@ async def cycle(
             try:
                 message_id = await channels.send(
                     p.sub.channel_id,
-                    embed(p.item, p.sub.source, now=now),
+                    embed(p.item, p.sub.source, now=now, to_text=to_text),
                     nonce(p.sub.feed_id, p.sub.channel_id, p.item.guid),
                 )
             except ChannelUnavailable as exc:

@@ -47,6 +47,8 @@ class Rss:
         finally:
             await fetcher.aclose()
 
+    html_to_text = staticmethod(html_to_text)  # readable text of sanitized HTML (a post's summary)
+
     async def validate(self, fetcher: Fetcher, url: str) -> Validated:
         """Fetch and parse `url` (a page is searched for its feeds); UserError says why it is no feed."""
         return await subscriptions.validate(fetcher, url)

@@ -21,6 +21,7 @@ from modules.discord.format import (
     total_length,
     when,
 )
+from modules.rss.public import html_to_text  # what discord gets as ctx.api("rss").html_to_text
 
 NOW = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
 SOURCE = Source(
@@ -42,7 +43,7 @@ def item(**kw: object) -> Item:
 
 
 def test_html_is_stripped_and_the_embed_has_every_part() -> None:
-    e = embed(item(image="https://example.org/i.png"), SOURCE, now=NOW)
+    e = embed(item(image="https://example.org/i.png"), SOURCE, now=NOW, to_text=html_to_text)
     assert e["description"] == "Hello world & friends"
     assert e["title"] == "A title" and e["url"] == "https://example.org/a"
     assert e["author"] == {"name": "Ars Technica", "icon_url": "https://ars.example/icon.png"}
@@ -53,7 +54,7 @@ def test_html_is_stripped_and_the_embed_has_every_part() -> None:
 
 def test_summary_is_cut_at_a_word_boundary_near_300_characters() -> None:
     words = " ".join(f"word{i}" for i in range(200))
-    e = embed(item(summary_html=f"<p>{words}</p>"), SOURCE, now=NOW)
+    e = embed(item(summary_html=f"<p>{words}</p>"), SOURCE, now=NOW, to_text=html_to_text)
     d = e["description"]
     assert len(d) <= SUMMARY_CHARS and len(d) > SUMMARY_CHARS - 12
     assert d.endswith("…")
@@ -67,7 +68,12 @@ def test_cut_keeps_short_text_and_cuts_one_huge_word_inside() -> None:
 
 def test_discord_limits_hold_for_huge_fields() -> None:
     huge = "word " * 5000
-    e = embed(item(title=huge, summary_html=huge), Source(1, huge, "https://f.example/x"), now=NOW)
+    e = embed(
+        item(title=huge, summary_html=huge),
+        Source(1, huge, "https://f.example/x"),
+        now=NOW,
+        to_text=html_to_text,
+    )
     assert len(e["title"]) <= TITLE_MAX
     assert len(e["description"]) <= DESCRIPTION_MAX
     assert total_length(e) <= TOTAL_MAX
@@ -75,14 +81,14 @@ def test_discord_limits_hold_for_huge_fields() -> None:
 
 def test_a_preview_has_no_feed_id_and_an_undated_one_no_footer() -> None:
     preview = Source(None, "F", "https://f.example/x")
-    assert embed(item(), preview, now=NOW)["footer"] == {"text": "3 hours ago"}
-    assert "footer" not in embed(item(published=None), preview, now=NOW)
+    assert embed(item(), preview, now=NOW, to_text=html_to_text)["footer"] == {"text": "3 hours ago"}
+    assert "footer" not in embed(item(published=None), preview, now=NOW, to_text=html_to_text)
 
 
 def test_no_summary_means_title_and_link_only() -> None:
-    e = embed(item(summary_html=None), SOURCE, now=NOW)
+    e = embed(item(summary_html=None), SOURCE, now=NOW, to_text=html_to_text)
     assert "description" not in e and e["url"] == "https://example.org/a"
-    assert "description" not in embed(item(summary_html="<p> </p>"), SOURCE, now=NOW)
+    assert "description" not in embed(item(summary_html="<p> </p>"), SOURCE, now=NOW, to_text=html_to_text)
 
 
 def test_colour_is_stable_per_feed_and_differs_between_feeds() -> None:
@@ -115,7 +121,7 @@ def test_image_comes_from_an_image_enclosure_and_unsafe_urls_are_dropped() -> No
     it = Item.from_rss(rss)
     assert it.image == "https://x/p.jpg" and it.summary_html == "<p>content</p>"
     assert it.published == datetime(2026, 11, 26, 9, tzinfo=UTC)
-    e = embed(it, SOURCE, now=NOW)
+    e = embed(it, SOURCE, now=NOW, to_text=html_to_text)
     assert "url" not in e and e["image"] == {"url": "https://x/p.jpg"}
     assert Item.from_rss(it.to_json()) == it  # the queue's stored form reads back identically
 
