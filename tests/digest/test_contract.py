@@ -26,6 +26,7 @@ from modules.rss import store
 from modules.rss.ingest.publish import message_text
 from modules.rss.model import Entry
 from modules.rss.parse import FeedParseError, parse_feed
+from modules.rss.public import html_to_text
 from tests.digest.test_end_to_end import consumers
 from tests.rss.seed import ingest
 from tests.services import BusReader, until
@@ -102,7 +103,7 @@ async def test_every_corpus_entry_reaches_the_digest_and_discord_without_a_dead_
             refused[payload["message"]["id"]] = why
         to_article(payload)  # the digest's reading of it: raises MalformedEvent
         item = Item.from_rss(payload["message"]["rss"])  # discord's reading of the same event
-        embed(item, Source(1, "Feed", "https://feeds.example.com/", None), now=NOW)
+        embed(item, Source(1, "Feed", "https://feeds.example.com/", None), now=NOW, to_text=html_to_text)
     assert refused == {}
 
     async def all_taken() -> bool:
