@@ -288,7 +288,7 @@ async def test_settings_restart_a_service_and_wake_an_idle_one(host: Host) -> No
 
     async def gateway(_ctx: ModuleContext) -> None:
         starts.append("gateway")
-        if len(starts) == 1:
+        if starts.count("gateway") == 1:  # its own first start (the worker may have started before it)
             raise Idle("no token set")
         await asyncio.Event().wait()
 
