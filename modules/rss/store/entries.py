@@ -29,7 +29,7 @@ _RECORDSET = """r(guid text, guid_source text, message_id uuid, title text, link
     enclosures jsonb, image text, duration_seconds integer, published timestamptz, updated timestamptz,
     date_uncertain boolean, future_dated boolean, summary_html text, content_html text, content_text text,
     word_count integer, reading_time_minutes integer, partial_content boolean, content_hash text, effective_at timestamptz,
-    announced boolean, intake_reason text)"""
+    announced boolean, intake_reason text, raw_hash text)"""
 
 
 # The feed's tombstones among these guids; each one still listed is marked so (at most once a day: a
@@ -61,6 +61,17 @@ async def load_known(
     return known, tombstoned
 
 
+async def known_raw_hashes(conn: asyncpg.Connection, feed_id: int, limit: int) -> frozenset[str]:
+    """The raw hashes of the feed's newest `limit` entries (by its (feed_id, effective_at) index): what a
+    parse needs to skip its unchanged items (a feed lists its newest; older items are just parsed)."""
+    rows = await conn.fetch(
+        "SELECT raw_hash FROM mod_rss.entries WHERE feed_id = $1 ORDER BY effective_at DESC LIMIT $2",
+        feed_id,
+        limit,
+    )
+    return frozenset(h for (h,) in rows if h is not None)
+
+
 async def write(conn: asyncpg.Connection, intents: Intents) -> dict[str, int]:
     """Write what the intents say (touch seen, insert new, revise changed); returns the guids inserted
     with their entry ids.
@@ -69,14 +80,17 @@ async def write(conn: asyncpg.Connection, intents: Intents) -> dict[str, int]:
     that a concurrent writer inserted first is skipped (ON CONFLICT) and not returned.
     """
     feed_id, now = intents.feed_id, intents.now
-    if intents.seen:
+    if seen := intents.seen:
         await conn.execute(
-            """UPDATE mod_rss.entries SET last_seen = $3, seen_count = seen_count + 1, last_fetch_id = $4
-               WHERE feed_id = $1 AND guid = ANY($2::text[])""",
+            """UPDATE mod_rss.entries e SET last_seen = $3, seen_count = seen_count + 1, last_fetch_id = $4,
+                      raw_hash = s.raw_hash
+               FROM unnest($2::text[], $5::text[]) AS s(guid, raw_hash)
+               WHERE e.feed_id = $1 AND e.guid = s.guid""",
             feed_id,
-            intents.seen,
+            seen,
             now,
             intents.fetch_id,
+            [intents.raw_hashes.get(guid) for guid in seen],
         )
     inserted: dict[str, int] = {}
     if intents.new:
@@ -90,12 +104,13 @@ async def write(conn: asyncpg.Connection, intents: Intents) -> dict[str, int]:
                 f"""INSERT INTO mod_rss.entries (feed_id, guid, guid_source, message_id, title, link, authors, categories,
                         enclosures, image, duration_seconds, published, updated, date_uncertain, future_dated, summary_html,
                         content_html, content_text, word_count, reading_time_minutes, partial_content, content_hash,
-                        first_seen, last_seen, effective_at, fetch_id, last_fetch_id, announced, intake_reason)
+                        first_seen, last_seen, effective_at, fetch_id, last_fetch_id, announced, intake_reason, raw_hash)
                     SELECT $1, r.guid, r.guid_source, r.message_id, r.title, r.link,
                            ARRAY(SELECT jsonb_array_elements_text(r.authors)), ARRAY(SELECT jsonb_array_elements_text(r.categories)),
                            r.enclosures, r.image, r.duration_seconds, r.published, r.updated, r.date_uncertain, r.future_dated,
                            r.summary_html, r.content_html, r.content_text, r.word_count, r.reading_time_minutes,
-                           r.partial_content, r.content_hash, $3, $3, r.effective_at, $4, $4, r.announced, r.intake_reason
+                           r.partial_content, r.content_hash, $3, $3, r.effective_at, $4, $4, r.announced, r.intake_reason,
+                           r.raw_hash
                     FROM jsonb_to_recordset($2::jsonb) AS {_RECORDSET}
                     ON CONFLICT (feed_id, guid) DO NOTHING RETURNING guid, id""",
                 feed_id,
@@ -113,7 +128,7 @@ async def write(conn: asyncpg.Connection, intents: Intents) -> dict[str, int]:
                     date_uncertain = r.date_uncertain, future_dated = r.future_dated, summary_html = r.summary_html,
                     content_html = r.content_html, content_text = r.content_text, word_count = r.word_count,
                     reading_time_minutes = r.reading_time_minutes, partial_content = r.partial_content,
-                    content_hash = r.content_hash, revision = revision + 1, last_fetch_id = $3
+                    content_hash = r.content_hash, revision = revision + 1, last_fetch_id = $3, raw_hash = r.raw_hash
                 FROM jsonb_to_recordset($2::jsonb) AS {_RECORDSET}
                 WHERE feed_id = $1 AND mod_rss.entries.guid = r.guid""",
             feed_id,
