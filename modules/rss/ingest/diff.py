@@ -58,12 +58,13 @@ def diff(
             intents.gone.append(e.guid)
         elif (k := known.get(e.guid)) is None:
             intents.new.append(New(e))
-        elif k.content_hash != e.content_hash:
-            intents.revised.append(Revised(e, k))
         else:
-            intents.unchanged.append(e.guid)
-        if e.raw_hash is not None:
-            intents.raw_hashes[e.guid] = e.raw_hash
+            if k.content_hash != e.content_hash:
+                intents.revised.append(Revised(e, k))
+            else:
+                intents.unchanged.append(e.guid)
+            if e.raw_hash is not None:
+                intents.raw_hashes[e.guid] = e.raw_hash
     for s in same:
         if s.guid in tombstoned:
             intents.gone.append(s.guid)
