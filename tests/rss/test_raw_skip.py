@@ -4,6 +4,7 @@ Over fixtures/rss/raw_hash_skip.xml (xml:base on the feed, a feed author, identi
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -14,12 +15,14 @@ from host.runtime import Host
 from modules.rss import store
 from modules.rss.ingest.diff import Vanished, diff
 from modules.rss.model import Entry, Known, SameItem
-from modules.rss.parse import parse_feed
+from modules.rss.parse import FeedParseError, parse_feed
+from modules.rss.parse.normalize import NORMALIZER_VERSION
 from tests.feedserver import FeedServer, Route
 from tests.rss.test_poll import add, make_due, poll
 from tests.services import BusReader
 
-FIXTURE = (Path(__file__).resolve().parents[2] / "fixtures" / "rss" / "raw_hash_skip.xml").read_bytes()
+FIXTURE_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "rss"
+FIXTURE = (FIXTURE_DIR / "raw_hash_skip.xml").read_bytes()
 URL = "https://feeds.example/blog.xml"
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 FIRST, SECOND = "tag:site.example,2026:1", "tag:site.example,2026:2"
@@ -131,6 +134,26 @@ def test_diff_takes_same_items_as_unchanged_and_tombstones_still_win() -> None:
         diff(
             [], {}, set(), feed_id=1, feed_title="t", now=NOW, first_poll=False, lookback_hours=48, same=same
         )
+
+
+# NORMALIZER_VERSION → a digest of what every fixture of fixtures/rss normalizes to.
+NORMALIZED = {1: "c7dc750cf753a9a69e1e7331e21921f9e1bc13a5ea097b8ab1ecd1a014d18292"}
+
+
+def test_a_change_of_normalized_output_comes_with_a_new_normalizer_version() -> None:
+    """Stored raw hashes skip items whose Entry would now differ unless the version (in every hash) moves."""
+    digest = hashlib.sha256()
+    for path in sorted(FIXTURE_DIR.rglob("*.*")):
+        if path.suffix in (".xml", ".json", ".rdf"):
+            try:
+                feed = parse_feed(path.read_bytes(), url=f"https://feeds.example/{path.name}", now=NOW)
+            except FeedParseError:
+                continue
+            for entry in feed.entries:
+                digest.update(repr(entry).encode())
+    assert NORMALIZED.get(NORMALIZER_VERSION) == digest.hexdigest(), (
+        "normalize/sanitize output changed: bump NORMALIZER_VERSION and record the new digest here"
+    )
 
 
 async def entries_of(host: Host, feed_id: int) -> dict[str, dict[str, Any]]:
