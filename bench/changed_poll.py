@@ -6,7 +6,8 @@ them (`full`: `document.KNOWN_RAW_HASHES = 0`, an empty known set: the behaviour
 Steps: embedded PostgreSQL + NATS, the feed farm with every feed in `corpus_growing` mode, a Host in this
 process with its outbox relay (as bench/e2e_poll.py), a first poll (every entry new), then `--rounds`
 rounds of the two modes, A B then B A (each round every feed due again: one new item each), `--gap-s`
-apart so the per-host rate limits refill. Reports CPU ms per feed of the parse workers, the host process
+apart so the per-host rate limits refill. Reports CPU ms per changed feed (per 200; the few JSON/UTF-16
+files gain no item and answer 304, their small cost included) of the parse workers, the host process
 and PostgreSQL (medians per mode), the job's counts (raw_same: items skipped), and the load average.
 
     .venv/bin/python bench/changed_poll.py [--feeds 400] [--hosts 100] [--rounds 3]
@@ -76,7 +77,6 @@ async def run(args: argparse.Namespace, farm: FeedFarm, home: Path) -> dict[str,
         assert host.js is not None
         relay_task = asyncio.create_task(outbox.Relay(pool, host.js).run(stop), name="outbox-relay")
         cpu = CpuMeter(int(farm.info["pid"]), *service_pids(services))
-        n = len(farm.urls)
 
         async def phase(name: str, limit: int) -> dict[str, Any]:
             document.KNOWN_RAW_HASHES = limit
@@ -86,13 +86,15 @@ async def run(args: argparse.Namespace, farm: FeedFarm, home: Path) -> dict[str,
             polled = await poll_until_done(host)
             polled["outbox_drained"] = await wait_outbox_empty(host)
             seconds = CpuMeter.delta(before, cpu.snapshot())
+            changed = polled["job"].get("status_200", 0) or 1  # JSON/UTF-16 files gain nothing: 304s
             result = {
                 "phase": name,
                 "load_1min_at_start": round(load, 2),
-                "cpu_ms_per_feed": {g: round(1000 * seconds[g] / n, 2) for g in GROUPS},
+                "cpu_ms_per_feed": {g: round(1000 * seconds[g] / changed, 2) for g in GROUPS},
                 "other_processes_s": seconds["other_processes"],
                 "job": {
-                    k: polled["job"].get(k, 0) for k in ("new", "updated", "unchanged", "raw_same", "items")
+                    k: polled["job"].get(k, 0)
+                    for k in ("status_200", "status_304", "new", "updated", "unchanged", "raw_same", "items")
                 },
                 "still_due": polled["still_due"],
             }
