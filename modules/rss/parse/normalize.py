@@ -14,8 +14,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from importlib.metadata import version
 from urllib.parse import urljoin, urlsplit, urlunsplit
+
+import nh3
 
 from modules.rss.model import Enclosure, Entry, Feed, SameItem
 from modules.rss.parse.dates import parse_date
@@ -26,7 +27,9 @@ from modules.rss.parse.sanitize import html_to_text, plain_text, sanitize_html, 
 # so every item is normalized again (and revised if its Entry changed) instead of skipped as unchanged.
 # The sanitizer library's version is part of the hash for the same reason.
 NORMALIZER_VERSION = 1
-_RAW_HASH_VERSION = f"normalizer {NORMALIZER_VERSION}, nh3 {version('nh3')}"
+_RAW_HASH_VERSION = (
+    f"normalizer {NORMALIZER_VERSION}, nh3 {getattr(nh3, '__version__', '?')}"  # not in nh3's stubs
+)
 WORDS_PER_MINUTE = 230
 FUTURE_TOLERANCE = timedelta(minutes=5)  # clock skew between publisher and us is not "future"
 SHORT_EXCERPT_WORDS = 80  # a description/summary shorter than this is a teaser, not the article
