@@ -118,7 +118,7 @@ def cut_html(html: str, limit: int) -> tuple[str, bool]:
     if len(html) <= limit:
         return html, False
     stack: list[str] = []
-    closing = 0  # length of the end tags the open elements need
+    closing = 0  # length of the end tags the open elements need (kept as the stack changes)
     at = 0  # end of the last tag kept
     for m in _TAG.finditer(html):
         if m.start() > limit - closing:  # the text before this tag does not fit whole
@@ -134,10 +134,13 @@ def cut_html(html: str, limit: int) -> tuple[str, bool]:
             cut = m.start()
             break
         if m[1] and name in stack:
-            del stack[len(stack) - 1 - stack[::-1].index(name) :]
+            at_name = len(stack) - 1 - stack[::-1].index(name)
+            closing -= sum(len(n) + 3 for n in stack[at_name:])
+            del stack[at_name:]
         elif not m[1] and after > closing:
             stack.append(name)
-        closing, at = sum(len(n) + 3 for n in stack), m.end()
+            closing = after
+        at = m.end()
     else:
         cut = _text_cut(html, at, len(html), limit - closing)
     while cut > at and html[cut - 1].isspace():  # a cut text ends at a word, not in the spaces after it

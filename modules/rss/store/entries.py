@@ -2,34 +2,80 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from dataclasses import fields
-from datetime import datetime
 from typing import Any
 
 import asyncpg
 
 from modules.rss.model import Entry, Intents, Known, message_id
 
-_ENTRY_FIELDS = tuple(f.name for f in fields(Entry))
+# An entry's stored fields as typed parallel arrays for `unnest` (asyncpg sends them in binary). This
+# replaced one jsonb document of all rows: PostgreSQL parsed and unescaped ~5 KB of JSON per entry and
+# the host encoded it (bench/insert_cost.py).
+_TYPES = (
+    ("guid", "text"),
+    ("guid_source", "text"),
+    ("message_id", "uuid"),
+    ("title", "text"),
+    ("link", "text"),
+    ("authors", "text"),  # these three: JSON text (asyncpg would read a list in an array as a dimension)
+    ("categories", "text"),
+    ("enclosures", "text"),
+    ("image", "text"),
+    ("duration_seconds", "int"),
+    ("published", "timestamptz"),
+    ("updated", "timestamptz"),
+    ("date_uncertain", "bool"),
+    ("future_dated", "bool"),
+    ("summary_html", "text"),
+    ("content_html", "text"),
+    ("content_text", "text"),
+    ("word_count", "int"),
+    ("reading_time_minutes", "int"),
+    ("partial_content", "bool"),
+    ("content_hash", "text"),
+    ("raw_hash", "text"),
+)
+_INTAKE = (("effective_at", "timestamptz"), ("announced", "bool"), ("intake_reason", "text"))
 
 
-def _entry_record(e: Entry, feed_id: int, now: datetime) -> dict[str, Any]:
-    """A JSON-ready row; a shallow copy (dataclasses.asdict deep-copies and was 4× slower here)."""
-    d = {name: getattr(e, name) for name in _ENTRY_FIELDS}
-    d["enclosures"] = [{"url": x.url, "type": x.type, "length": x.length} for x in e.enclosures]
-    d["message_id"] = str(message_id(feed_id, e.guid))
-    for key in ("published", "updated"):
-        d[key] = d[key].isoformat() if d[key] is not None else None
-    d["effective_at"] = (e.published if e.published is not None and not e.future_dated else now).isoformat()
-    return d
+def _unnest(types: Sequence[tuple[str, str]], first: int) -> str:
+    """`unnest($first::t[], …) AS r(name, …)` over these columns."""
+    arrays = ", ".join(f"${first + i}::{t}[]" for i, (_, t) in enumerate(types))
+    return f"unnest({arrays}) AS r({', '.join(name for name, _ in types)})"
 
 
-_RECORDSET = """r(guid text, guid_source text, message_id uuid, title text, link text, authors jsonb, categories jsonb,
-    enclosures jsonb, image text, duration_seconds integer, published timestamptz, updated timestamptz,
-    date_uncertain boolean, future_dated boolean, summary_html text, content_html text, content_text text,
-    word_count integer, reading_time_minutes integer, partial_content boolean, content_hash text, effective_at timestamptz,
-    announced boolean, intake_reason text, raw_hash text)"""
+def _columns(entries: Sequence[Entry], feed_id: int) -> list[list[Any]]:
+    """The arrays of `_TYPES`, one element per entry."""
+    rows = [
+        (
+            e.guid,
+            e.guid_source,
+            message_id(feed_id, e.guid),
+            e.title,
+            e.link,
+            json.dumps(e.authors),
+            json.dumps(e.categories),
+            json.dumps([{"url": x.url, "type": x.type, "length": x.length} for x in e.enclosures]),
+            e.image,
+            e.duration_seconds,
+            e.published,
+            e.updated,
+            e.date_uncertain,
+            e.future_dated,
+            e.summary_html,
+            e.content_html,
+            e.content_text,
+            e.word_count,
+            e.reading_time_minutes,
+            e.partial_content,
+            e.content_hash,
+            e.raw_hash,
+        )
+        for e in entries
+    ]
+    return [list(column) for column in zip(*rows, strict=True)] if rows else [[] for _ in _TYPES]
 
 
 # The feed's tombstones among these guids; each one still listed is marked so (at most once a day: a
@@ -94,10 +140,7 @@ async def write(conn: asyncpg.Connection, intents: Intents) -> dict[str, int]:
         )
     inserted: dict[str, int] = {}
     if intents.new:
-        records = [
-            _entry_record(n.entry, feed_id, now) | {"announced": n.realtime, "intake_reason": n.reason}
-            for n in intents.new
-        ]
+        new = [n.entry for n in intents.new]
         inserted = {
             r["guid"]: r["id"]
             for r in await conn.fetch(
@@ -106,34 +149,37 @@ async def write(conn: asyncpg.Connection, intents: Intents) -> dict[str, int]:
                         content_html, content_text, word_count, reading_time_minutes, partial_content, content_hash,
                         first_seen, last_seen, effective_at, fetch_id, last_fetch_id, announced, intake_reason, raw_hash)
                     SELECT $1, r.guid, r.guid_source, r.message_id, r.title, r.link,
-                           ARRAY(SELECT jsonb_array_elements_text(r.authors)), ARRAY(SELECT jsonb_array_elements_text(r.categories)),
-                           r.enclosures, r.image, r.duration_seconds, r.published, r.updated, r.date_uncertain, r.future_dated,
+                           ARRAY(SELECT jsonb_array_elements_text(r.authors::jsonb)),
+                           ARRAY(SELECT jsonb_array_elements_text(r.categories::jsonb)), r.enclosures::jsonb, r.image, r.duration_seconds, r.published, r.updated, r.date_uncertain, r.future_dated,
                            r.summary_html, r.content_html, r.content_text, r.word_count, r.reading_time_minutes,
-                           r.partial_content, r.content_hash, $3, $3, r.effective_at, $4, $4, r.announced, r.intake_reason,
+                           r.partial_content, r.content_hash, $2, $2, r.effective_at, $3, $3, r.announced, r.intake_reason,
                            r.raw_hash
-                    FROM jsonb_to_recordset($2::jsonb) AS {_RECORDSET}
+                    FROM {_unnest((*_TYPES, *_INTAKE), 4)}
                     ON CONFLICT (feed_id, guid) DO NOTHING RETURNING guid, id""",
                 feed_id,
-                records,
                 now,
                 intents.fetch_id,
+                *_columns(new, feed_id),
+                [e.published if e.published is not None and not e.future_dated else now for e in new],
+                [n.realtime for n in intents.new],
+                [n.reason for n in intents.new],
             )
         }
     if intents.revised:
         await conn.execute(
             f"""UPDATE mod_rss.entries SET title = r.title, link = r.link,
-                    authors = ARRAY(SELECT jsonb_array_elements_text(r.authors)),
-                    categories = ARRAY(SELECT jsonb_array_elements_text(r.categories)), enclosures = r.enclosures,
+                    authors = ARRAY(SELECT jsonb_array_elements_text(r.authors::jsonb)),
+                    categories = ARRAY(SELECT jsonb_array_elements_text(r.categories::jsonb)), enclosures = r.enclosures::jsonb,
                     image = r.image, duration_seconds = r.duration_seconds, published = r.published, updated = r.updated,
                     date_uncertain = r.date_uncertain, future_dated = r.future_dated, summary_html = r.summary_html,
                     content_html = r.content_html, content_text = r.content_text, word_count = r.word_count,
                     reading_time_minutes = r.reading_time_minutes, partial_content = r.partial_content,
-                    content_hash = r.content_hash, revision = revision + 1, last_fetch_id = $3, raw_hash = r.raw_hash
-                FROM jsonb_to_recordset($2::jsonb) AS {_RECORDSET}
+                    content_hash = r.content_hash, revision = revision + 1, last_fetch_id = $2, raw_hash = r.raw_hash
+                FROM {_unnest(_TYPES, 3)}
                 WHERE feed_id = $1 AND mod_rss.entries.guid = r.guid""",
             feed_id,
-            [_entry_record(r.entry, feed_id, now) for r in intents.revised],
             intents.fetch_id,
+            *_columns([r.entry for r in intents.revised], feed_id),
         )
     if intents.filtered:
         await conn.executemany(
