@@ -4,17 +4,21 @@ Over fixtures/rss/raw_hash_skip.xml (xml:base on the feed, a feed author, identi
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import pytest
 
 from host.runtime import Host
 from modules.rss import store
+from modules.rss.ingest import document
 from modules.rss.ingest.diff import Vanished, diff
-from modules.rss.model import Entry, Known, SameItem
+from modules.rss.model import Entry, Feed, Known, SameItem
 from modules.rss.parse import FeedParseError, parse_feed
 from modules.rss.parse.normalize import NORMALIZER_VERSION
 from tests.feedserver import FeedServer, Route
@@ -219,3 +223,41 @@ async def test_a_deleted_entry_stays_gone_while_the_others_are_skipped(
     assert await pool.fetchval("SELECT count(*) FROM mod_rss.entries WHERE guid = $1", FIRST) == 0
     created = await bus.all("feedeater.rss.messageCreated", expect=5, timeout=1)
     assert [e["message"]["rss"]["guid"] for e in created].count(FIRST) == 1
+
+
+async def test_an_entry_deleted_after_its_raw_hash_was_read_is_parsed_in_full_and_taken_in_anew(
+    host: Host, database_url: str, feed_server: FeedServer
+) -> None:
+    """The row goes (no tombstone) between the raw-hash query and intake: intake refuses the skipped item
+    (diff.Vanished) and the document is parsed again without skipping, the item stored as new."""
+    feed_server.route("/feed", Route(body=FIXTURE))
+    feed = await add(host, feed_server.url("/feed"))
+    await poll(host)
+    ctx = await host.context("rss")
+    async with host.require_pool().acquire() as conn:
+        row = await store.get_feed(conn, str(feed.id))
+
+    def delete_first(parsed: Feed) -> str | None:  # runs after the parse, before intake
+        assert FIRST in {s.guid for s in parsed.same}
+
+        async def delete() -> None:
+            conn = await asyncpg.connect(database_url)
+            try:
+                await conn.execute(
+                    "DELETE FROM mod_rss.entries WHERE feed_id = $1 AND guid = $2", feed.id, FIRST
+                )
+            finally:
+                await conn.close()
+
+        deleting = threading.Thread(target=asyncio.run, args=(delete(),))  # this loop waits in the hook
+        deleting.start()
+        deleting.join()
+        return None
+
+    body = document.Body(
+        feed_server.url("/feed"), {"content-type": "application/atom+xml"}, next_version(FIXTURE)
+    )
+    stored = await document.ingest_document(ctx, row, body, now=datetime.now(UTC), before=delete_first)
+    assert stored.parsed is not None and stored.parsed.same == ()  # parsed again, every item in full
+    assert stored.intents is not None and FIRST in stored.inserted
+    assert [r.entry.guid for r in stored.intents.revised] == [SECOND]
