@@ -113,6 +113,7 @@ class Known:
     revision: int
     first_seen: datetime
     entry_id: int | None = None  # its row (events refer to the whole entry by it)
+    raw_hash: str | None = None  # of the raw item it was last made from (None: unknown, never skipped)
 
 
 @dataclass(slots=True)

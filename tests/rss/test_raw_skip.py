@@ -17,7 +17,7 @@ import pytest
 from host.runtime import Host
 from modules.rss import store
 from modules.rss.ingest import document
-from modules.rss.ingest.diff import Vanished, diff
+from modules.rss.ingest.diff import StaleSkip, diff
 from modules.rss.model import Entry, Feed, Known, SameItem
 from modules.rss.parse import FeedParseError, parse_feed
 from modules.rss.parse.normalize import NORMALIZER_VERSION
@@ -120,7 +120,7 @@ def test_a_repeated_guid_beside_a_known_item_normalizes_every_item() -> None:
 
 def test_diff_takes_same_items_as_unchanged_and_tombstones_still_win() -> None:
     same = [SameItem("a", "ha", NOW, False), SameItem("gone", "hg", NOW, False)]
-    known = {"a": Known("x", 1, NOW), "gone": Known("y", 1, NOW)}
+    known = {"a": Known("x", 1, NOW, raw_hash="ha"), "gone": Known("y", 1, NOW, raw_hash="hg")}
     got = diff(
         [Entry("b", "id", "B", None, content_hash="z", raw_hash="hb")],
         known,
@@ -134,10 +134,11 @@ def test_diff_takes_same_items_as_unchanged_and_tombstones_still_win() -> None:
     )
     assert [n.entry.guid for n in got.new] == ["b"] and got.unchanged == ["a"] and got.gone == ["gone"]
     assert got.raw_hashes == {"a": "ha"}
-    with pytest.raises(Vanished):  # its row was deleted since its hash was read: parse it in full
-        diff(
-            [], {}, set(), feed_id=1, feed_title="t", now=NOW, first_poll=False, lookback_hours=48, same=same
-        )
+    # its row was deleted, or revised by another intake, since the hashes were read: parse it in full
+    for stale in ({}, {"a": Known("b's", 2, NOW, raw_hash="hb")}):
+        with pytest.raises(StaleSkip):
+            diff([], stale, set(), feed_id=1, feed_title="t", now=NOW, first_poll=False, lookback_hours=48,
+                 same=same[:1])  # fmt: skip
 
 
 # NORMALIZER_VERSION → a digest of what every fixture of fixtures/rss normalizes to.
@@ -225,11 +226,28 @@ async def test_a_deleted_entry_stays_gone_while_the_others_are_skipped(
     assert [e["message"]["rss"]["guid"] for e in created].count(FIRST) == 1
 
 
-async def test_an_entry_deleted_after_its_raw_hash_was_read_is_parsed_in_full_and_taken_in_anew(
-    host: Host, database_url: str, feed_server: FeedServer
+@pytest.mark.parametrize(
+    ("change", "inserted", "revised"),
+    [
+        ("DELETE FROM mod_rss.entries WHERE feed_id = $1 AND guid = $2", {FIRST}, [SECOND]),  # no tombstone
+        # another intake (a push) revised it: the feed's version is taken in again, as before skipping
+        (
+            "UPDATE mod_rss.entries SET content_hash = 'push', raw_hash = 'push' WHERE feed_id = $1 AND guid = $2",
+            set(),
+            [FIRST, SECOND],
+        ),
+    ],
+)
+async def test_an_entry_changed_after_its_raw_hash_was_read_is_parsed_in_full(
+    host: Host,
+    database_url: str,
+    feed_server: FeedServer,
+    change: str,
+    inserted: set[str],
+    revised: list[str],
 ) -> None:
-    """The row goes (no tombstone) between the raw-hash query and intake: intake refuses the skipped item
-    (diff.Vanished) and the document is parsed again without skipping, the item stored as new."""
+    """The row changes between the raw-hash query and intake: intake refuses the skipped item
+    (diff.StaleSkip) and the document is parsed again without skipping, as it would have been before."""
     feed_server.route("/feed", Route(body=FIXTURE))
     feed = await add(host, feed_server.url("/feed"))
     await poll(host)
@@ -237,27 +255,26 @@ async def test_an_entry_deleted_after_its_raw_hash_was_read_is_parsed_in_full_an
     async with host.require_pool().acquire() as conn:
         row = await store.get_feed(conn, str(feed.id))
 
-    def delete_first(parsed: Feed) -> str | None:  # runs after the parse, before intake
+    def change_first(parsed: Feed) -> str | None:  # runs after the parse, before intake
         assert FIRST in {s.guid for s in parsed.same}
 
-        async def delete() -> None:
+        async def write() -> None:
             conn = await asyncpg.connect(database_url)
             try:
-                await conn.execute(
-                    "DELETE FROM mod_rss.entries WHERE feed_id = $1 AND guid = $2", feed.id, FIRST
-                )
+                await conn.execute(change, feed.id, FIRST)
             finally:
                 await conn.close()
 
-        deleting = threading.Thread(target=asyncio.run, args=(delete(),))  # this loop waits in the hook
-        deleting.start()
-        deleting.join()
+        writing = threading.Thread(target=asyncio.run, args=(write(),))  # this loop waits in the hook
+        writing.start()
+        writing.join()
         return None
 
     body = document.Body(
         feed_server.url("/feed"), {"content-type": "application/atom+xml"}, next_version(FIXTURE)
     )
-    stored = await document.ingest_document(ctx, row, body, now=datetime.now(UTC), before=delete_first)
+    stored = await document.ingest_document(ctx, row, body, now=datetime.now(UTC), before=change_first)
     assert stored.parsed is not None and stored.parsed.same == ()  # parsed again, every item in full
-    assert stored.intents is not None and FIRST in stored.inserted
-    assert [r.entry.guid for r in stored.intents.revised] == [SECOND]
+    assert stored.intents is not None and FIRST not in stored.intents.unchanged
+    assert set(stored.inserted) - {"tag:site.example,2026:0"} == inserted
+    assert [r.entry.guid for r in stored.intents.revised] == revised

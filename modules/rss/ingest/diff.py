@@ -22,9 +22,9 @@ REASONS = {
 }
 
 
-class Vanished(Exception):
-    """An item parse skipped as unchanged has no stored entry any more (deleted since its raw hash was
-    loaded): it must be parsed in full and taken in as new."""
+class StaleSkip(Exception):
+    """An item parse skipped as unchanged no longer has the stored entry its raw hash stood for (deleted,
+    or revised by a concurrent intake since the hashes were read): the document must be parsed in full."""
 
 
 def diff(
@@ -68,8 +68,8 @@ def diff(
     for s in same:
         if s.guid in tombstoned:
             intents.gone.append(s.guid)
-        elif s.guid not in known:
-            raise Vanished(s.guid)
+        elif (k := known.get(s.guid)) is None or k.raw_hash != s.raw_hash:
+            raise StaleSkip(s.guid)
         else:
             intents.unchanged.append(s.guid)
             intents.raw_hashes[s.guid] = s.raw_hash

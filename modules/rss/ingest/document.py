@@ -138,7 +138,7 @@ async def ingest_document(
 
     try:
         intents, inserted, result = await take_in(parsed)
-    except diff.Vanished:  # an entry deleted since its raw hash was read: parse every item, take it in anew
+    except diff.StaleSkip:  # an entry deleted or revised since the raw hashes were read: no skipping
         parsed = await parse(known=frozenset())
         intents, inserted, result = await take_in(parsed)
     metrics.ENTRIES.labels("new").inc(len(inserted))

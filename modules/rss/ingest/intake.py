@@ -37,8 +37,8 @@ async def ingest(
     same: Sequence[SameItem] = (),
 ) -> tuple[Intents, dict[str, int]]:
     """Returns the processed intents and the guids really inserted (the new entries announced) with their
-    entry ids. `same`: items parse knew unchanged (Feed.same); raises diff.Vanished when one of them has
-    no stored entry any more (before writing anything)."""
+    entry ids. `same`: items parse knew unchanged (Feed.same); raises diff.StaleSkip when one of them no
+    longer has the stored entry its raw hash stood for (before writing anything)."""
     guids = [e.guid for e in entries] + [s.guid for s in same]
     known, tombstoned = await store.load_known(conn, feed_id, guids)
     intents = processors.run(

@@ -96,9 +96,9 @@ async def load_known(
 ) -> tuple[dict[str, Known], set[str]]:
     """The stored state of these guids: entries we have, and tombstones of entries deleted before."""
     known = {
-        r["guid"]: Known(r["content_hash"], r["revision"], r["first_seen"], r["id"])
+        r["guid"]: Known(r["content_hash"], r["revision"], r["first_seen"], r["id"], r["raw_hash"])
         for r in await conn.fetch(
-            "SELECT guid, content_hash, revision, first_seen, id FROM mod_rss.entries WHERE feed_id = $1 AND guid = ANY($2::text[])",
+            "SELECT guid, content_hash, revision, first_seen, id, raw_hash FROM mod_rss.entries WHERE feed_id = $1 AND guid = ANY($2::text[])",
             feed_id,
             guids,
         )
