@@ -15,6 +15,10 @@ Optional modes, each a fraction of the feeds chosen by a seeded shuffle (so runs
 
 * ``--growing F``: the feed gains one new entry, dated now, on every request (a synthetic RSS 2.0 document holding
   the newest 10 entries; its ETag changes each time, so it never answers 304);
+* ``--corpus-growing F``: the feed's corpus file gains one new item, dated now, on every request (inserted
+  before its first item or entry; the one of the previous request is gone, so a document holds its corpus
+  items plus one); its ETag changes each time. Every poll is a "changed" one: one new item beside
+  unchanged real-world ones (JSON and UTF-16 files, where no item can be inserted as ASCII, stay normal);
 * ``--errors F``: answers 500;
 * ``--slow F``: answers after ``--slow-s`` seconds (later requests on the same connection wait behind it);
 * ``--ratelimited F``: answers 429 with ``Retry-After: --retry-after-s``;
@@ -47,6 +51,7 @@ import ipaddress
 import json
 import os
 import random
+import re
 import select
 import signal
 import socket
@@ -68,7 +73,9 @@ BASE_LAST_MODIFIED = 1_772_452_800  # 2026-03-02 12:00:00 UTC; feed i is i minut
 GROWING_WINDOW = 10  # entries in a growing feed's document
 MAX_HEADER_BYTES = 64 * 1024
 IDLE_CLOSE_S = 120.0  # keep-alive connections idle this long are closed
-MODES = ("normal", "growing", "error", "slow", "ratelimited", "no_validators")
+MODES = ("normal", "growing", "corpus_growing", "error", "slow", "ratelimited", "no_validators")
+# Where a corpus-growing feed's new item goes: before its first item/entry element (any prefix).
+_FIRST_ITEM = re.compile(rb"<((?:[\w.-]+:)?)(item|entry)[\s>/]")
 
 
 # -- configuration ---------------------------------------------------------------------------------
@@ -82,6 +89,7 @@ class FarmConfig:
     corpus: Path = field(default_factory=lambda: Path(os.environ.get("FEEDFARM_CORPUS", DEFAULT_CORPUS)))
     max_lifetime_s: float = 3600.0
     growing: float = 0.0
+    corpus_growing: float = 0.0
     errors: float = 0.0
     slow: float = 0.0
     slow_s: float = 2.0
@@ -96,7 +104,14 @@ class FarmConfig:
             raise ValueError("feeds must be >= 1")
         if not 1 <= self.hosts <= MAX_HOSTS:
             raise ValueError(f"hosts must be in 1..{MAX_HOSTS}")
-        fractions = (self.growing, self.errors, self.slow, self.ratelimited, self.no_validators)
+        fractions = (
+            self.growing,
+            self.corpus_growing,
+            self.errors,
+            self.slow,
+            self.ratelimited,
+            self.no_validators,
+        )
         if any(f < 0 for f in fractions) or sum(fractions) > 1:
             raise ValueError("mode fractions must be >= 0 and add up to at most 1")
         if not 0 < self.max_lifetime_s <= 7 * 24 * 3600:
@@ -111,6 +126,7 @@ class FarmConfig:
             f"--corpus={self.corpus}",
             f"--max-lifetime-s={self.max_lifetime_s}",
             f"--growing={self.growing}",
+            f"--corpus-growing={self.corpus_growing}",
             f"--errors={self.errors}",
             f"--slow={self.slow}",
             f"--slow-s={self.slow_s}",
@@ -139,6 +155,7 @@ def assign_modes(config: FarmConfig) -> list[str]:
     start = 0
     for mode, fraction in (
         ("growing", config.growing),
+        ("corpus_growing", config.corpus_growing),
         ("error", config.errors),
         ("slow", config.slow),
         ("ratelimited", config.ratelimited),
@@ -247,6 +264,7 @@ class _Feed:
     body: bytes
     body_gz: bytes | None
     resp_304: bytes
+    content_type: str
     version: int = 0  # growing feeds: entries added so far
     times: list[int] = field(default_factory=list)  # growing feeds: publication time of the newest entries
 
@@ -291,6 +309,7 @@ class Farm:
                     body=cf.body,
                     body_gz=gz[k] if gz is not None else None,
                     resp_304=_response(304, common),
+                    content_type=cf.content_type,
                 )
             )
         self.resp_500 = _response(500, [("Content-Type", "text/plain")], b"farm: error mode\n")
@@ -331,6 +350,8 @@ class Farm:
                 return [self.resp_429], 0.0
             if feed.mode == "growing":
                 return [self._grow(i, feed)], 0.0
+            if feed.mode == "corpus_growing" and (grown := self._grow_corpus(i, feed)) is not None:
+                return [grown], 0.0
             delay = self.config.slow_s if feed.mode == "slow" else 0.0
             return self._conditional(feed, headers), delay
         if path == b"/_farm/stats":  # not counted in `status`, so deltas show only feed traffic
@@ -363,6 +384,33 @@ class Farm:
         ):
             return [feed.head_200_gz, feed.body_gz]
         return [feed.head_200, feed.body]
+
+    def _grow_corpus(self, i: int, feed: _Feed) -> bytes | None:
+        """A corpus-growing feed's next version: its corpus file with one new item; None when none fits."""
+        found = _FIRST_ITEM.search(feed.body)
+        if found is None or feed.body.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in feed.body[:200]:
+            return None
+        feed.version += 1
+        p, now = found[1].decode(), int(time.time())
+        if found[2] == b"item":
+            item = (
+                f"<{p}item><{p}title>Farm feed {i} entry {feed.version}</{p}title>"
+                f"<{p}link>http://farm.invalid/{i}/{feed.version}</{p}link>"
+                f'<{p}guid isPermaLink="false">urn:feedfarm:{i}:{feed.version}</{p}guid>'
+                f"<{p}pubDate>{email.utils.formatdate(now, usegmt=True)}</{p}pubDate>"
+                f"<{p}description>Entry {feed.version} of farm feed {i}.</{p}description></{p}item>"
+            )
+        else:
+            item = (
+                f"<{p}entry><{p}title>Farm feed {i} entry {feed.version}</{p}title>"
+                f'<{p}link href="http://farm.invalid/{i}/{feed.version}"/>'
+                f"<{p}id>urn:feedfarm:{i}:{feed.version}</{p}id>"
+                f"<{p}updated>{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(now))}</{p}updated>"
+                f"<{p}content>Entry {feed.version} of farm feed {i}.</{p}content></{p}entry>"
+            )
+        body = feed.body[: found.start()] + item.encode() + feed.body[found.start() :]
+        headers = [("Content-Type", feed.content_type), ("ETag", f'"c{i:x}-{feed.version}"')]
+        return _response(200, [*headers, ("Last-Modified", email.utils.formatdate(now, usegmt=True))], body)
 
     def _grow(self, i: int, feed: _Feed) -> bytes:
         """A growing feed's next version: one more entry than last time; never 304."""
@@ -606,6 +654,12 @@ def parse_args(argv: list[str] | None = None) -> tuple[FarmConfig, argparse.Name
     p.add_argument("--corpus", type=Path, default=FarmConfig().corpus, help="dir with manifest.json")
     p.add_argument("--max-lifetime-s", type=float, default=3600.0, help="exit after this many seconds")
     p.add_argument("--growing", type=float, default=0.0, help="fraction gaining an entry per request")
+    p.add_argument(
+        "--corpus-growing",
+        type=float,
+        default=0.0,
+        help="fraction whose corpus file gains an item per request",
+    )
     p.add_argument("--errors", type=float, default=0.0, help="fraction answering 500")
     p.add_argument("--slow", type=float, default=0.0, help="fraction answering after --slow-s")
     p.add_argument("--slow-s", type=float, default=2.0)

@@ -49,6 +49,19 @@ class Entry:
     reading_time_minutes: int = 0
     partial_content: bool = False  # only a short summary/excerpt was provided
     content_hash: str = ""  # sha256 hex over the normalized fields; a change is a revision
+    raw_hash: str | None = None  # digest of the raw item it was made from (parse.normalize.raw_hash)
+
+
+@dataclass(frozen=True, slots=True)
+class SameItem:
+    """An item whose raw hash is stored: it became the same Entry before, so parse did not normalize it
+    again (only what scheduling needs is read: its dates)."""
+
+    guid: str
+    raw_hash: str
+    published: datetime | None
+    future_dated: bool
+    position: int = 0  # its index among the document's items (Feed.items)
 
 
 @dataclass(slots=True)
@@ -72,6 +85,14 @@ class Feed:
     links: tuple[tuple[str, str], ...] = ()
     skipped_items: int = 0  # items with nothing in them (no title, body, link or media), left out (seed 002)
     over_cap: tuple[str, ...] = ()  # guids of the oldest entries left out over the per-document item cap
+    same: tuple[SameItem, ...] = ()  # items known unchanged by their raw hash: not in `entries`
+
+    def items(self) -> list[Entry | SameItem]:
+        """Every kept item in document order: the normalized entries and the ones known unchanged."""
+        out: list[Entry | SameItem] = list(self.entries)
+        for item in self.same:  # positions ascend: each lands at its own index
+            out.insert(item.position, item)
+        return out
 
 
 def message_id(feed_id: int, guid: str) -> uuid.UUID:
@@ -92,6 +113,7 @@ class Known:
     revision: int
     first_seen: datetime
     entry_id: int | None = None  # its row (events refer to the whole entry by it)
+    raw_hash: str | None = None  # of the raw item it was last made from (None: unknown, never skipped)
 
 
 @dataclass(slots=True)
@@ -138,6 +160,7 @@ class Intents:
     grace_minutes: int = 0  # the lookback window is this much wider (scheduler drift at its edge)
     fetch_id: int | None = None  # the raw fetch the entries were parsed from (events carry it)
     typical_order: str | None = None  # how the feed orders its entries (ingest.order), None = unknown
+    raw_hashes: dict[str, str] = field(default_factory=dict)  # seen guid → its item's raw hash (stored)
 
     @property
     def seen(self) -> list[str]:

@@ -259,6 +259,27 @@ def test_reparsing_gives_the_same_identities_and_hashes(
     ]
 
 
+@pytest.mark.parametrize("record", _corpus(feeds_only=True))
+def test_skipping_known_raw_hashes_keeps_every_item(
+    parsed: dict[str, Feed | FeedParseError], shared_fixtures: Path, record: dict[str, Any]
+) -> None:
+    """Issue 25: with every stored raw hash known, the items parse skips and the ones it normalizes are,
+    in document order, what a full parse gives (identities, dates, warnings, the cap)."""
+    body = (shared_fixtures / "realworld" / record["path"]).read_bytes()
+    url = f"https://feeds.example.com/{record['path']}"
+    full = _feed(parsed, record["path"])
+    hashed = parse_feed(body, url=url, now=NOW, known=frozenset())
+    skipped = parse_feed(
+        body, url=url, now=NOW, known=frozenset(e.raw_hash for e in hashed.entries if e.raw_hash)
+    )
+    assert [(e.guid, e.published, e.future_dated) for e in skipped.items()] == [
+        (e.guid, e.published, e.future_dated) for e in full.entries
+    ]
+    assert (skipped.warnings, skipped.over_cap) == (full.warnings, full.over_cap)
+    by_guid = {e.guid: e for e in hashed.entries}
+    assert all(e == by_guid[e.guid] for e in skipped.entries)  # the rest normalized exactly as before
+
+
 def test_issue_14_defects_seen_in_the_corpus(
     parsed: dict[str, Feed | FeedParseError], shared_fixtures: Path
 ) -> None:

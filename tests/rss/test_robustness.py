@@ -100,6 +100,7 @@ def test_summary_fields_and_message() -> None:
         "new": 0,
         "updated": 0,
         "unchanged": 0,
+        "raw_same": 0,
         "cutoff": "2026-11-24T11:45:00.000Z",
         "lookback_hours": 48,
         "lookback": "default",
@@ -119,13 +120,27 @@ def test_summary_fields_and_message() -> None:
 def test_summary_of_a_parsed_document_and_of_a_304() -> None:
     """Seed 004 §2.5: items, dated, undated, skipped; ETag hit or changed; the lookback and its source."""
     decision = Decision(900.0, NOW + timedelta(minutes=15), "new-entries+ewma", 3600.0)
-    counts = {"items": 12, "dated": 10, "undated": 2, "skipped": 1, "filtered": 1, "new": 3, "unchanged": 9}
+    counts = {
+        "items": 12,
+        "dated": 10,
+        "undated": 2,
+        "skipped": 1,
+        "filtered": 1,
+        "new": 3,
+        "unchanged": 9,
+        "raw_same": 8,
+    }
     common = dict(
         run_id="1", feed_id=3, url="u", size=10, seconds=0.1, decision=decision, now=NOW, error=None,
         cutoff=NOW - timedelta(hours=6), lookback_hours=6, lookback_source="override",
     )  # fmt: skip
     parsed = summary.fields(status=200, counts=counts, **common)  # type: ignore[arg-type]
-    assert (parsed["etag_hit"], parsed["changed"], parsed["skipped"]) == (False, True, 2)
+    assert (parsed["etag_hit"], parsed["changed"], parsed["skipped"], parsed["raw_same"]) == (
+        False,
+        True,
+        2,
+        8,
+    )
     assert summary.message(parsed) == (
         "feed 3: 200, 12 items (10 dated, 2 undated, 2 skipped), 3 new, 0 updated, 9 unchanged;"
         " cutoff 2026-11-26T06:00:00.000Z (6 h, override); next poll in 15 min (new-entries+ewma)"

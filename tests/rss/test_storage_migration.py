@@ -1,6 +1,6 @@
 """Issue 25: rss/0031 (raw bodies compressed) and rss/0032 (tombstones pruned) convert a database made
 by the schema before them in place: every row kept, old bodies read back exactly, then compressed by
-the backfill; tombstones still keep their guids out."""
+the backfill; tombstones still keep their guids out. rss/0034 (raw hashes) likewise."""
 
 from __future__ import annotations
 
@@ -11,8 +11,11 @@ import asyncpg
 
 from host import db, migrate, module
 from modules.rss import store
+from modules.rss.ingest.diff import diff
+from modules.rss.parse import parse_feed
 from modules.rss.store import entries, raw
 from modules.tap import store as tap_store
+from tests.rss.test_raw_skip import FIRST, FIXTURE, NOW, SECOND, THIRD, URL
 
 NEW = ("rss", 31)  # this change's first migration: the database before it is the "current schema"
 
@@ -87,5 +90,54 @@ async def test_an_existing_database_is_converted_in_place(database_url: str, sha
             )
         finally:
             await pool.close()
+    finally:
+        await conn.close()
+
+
+async def test_raw_hashes_come_to_an_existing_database(database_url: str) -> None:
+    """rss/0034 adds entries.raw_hash in place: old rows have none (their items are parsed in full) until
+    a parse stores one; from then on their unchanged items are skipped."""
+    raw_hash_column = ("rss", 34)
+    everything = migrate.discover(migrate.sources(module.discover()))
+    before = [
+        m for m in everything if (m.scope, m.version) < raw_hash_column or m.scope != raw_hash_column[0]
+    ]
+    conn = await db.connect(database_url)
+    try:
+        await migrate.apply(conn, before)
+        feed_id: int = await conn.fetchval(
+            "INSERT INTO mod_rss.feeds (url) VALUES ('http://127.0.0.1:9/f') RETURNING id"
+        )
+        for guid in (FIRST, SECOND):
+            await conn.execute(
+                """INSERT INTO mod_rss.entries (feed_id, guid, guid_source, message_id, title, content_hash,
+                                                first_seen, last_seen, effective_at)
+                   VALUES ($1, $2, 'id', gen_random_uuid(), $2, 'h', now(), now(), now())""",
+                feed_id,
+                guid,
+            )
+        assert await migrate.apply(conn, everything) == ["rss/0034_entries_raw_hash"]
+        assert await conn.fetchval("SELECT count(*) FROM mod_rss.entries WHERE raw_hash IS NULL") == 2
+        known = await entries.known_raw_hashes(conn, feed_id, 10)
+        assert known == frozenset()
+        parsed = parse_feed(FIXTURE, url=URL, now=NOW, known=known)
+        assert parsed.same == ()  # old rows: every item normalized and diffed as before
+        stored, _ = await store.load_known(conn, feed_id, [e.guid for e in parsed.entries])
+        intents = diff(parsed.entries, stored, set(), feed_id=feed_id, feed_title="f", now=NOW,
+                       first_poll=False, lookback_hours=48)  # fmt: skip
+        assert [r.entry.guid for r in intents.revised] == [FIRST, SECOND] and len(intents.new) == 2
+        pool = await db.create_pool(database_url)  # its jsonb codec writes the entries
+        try:
+            async with pool.acquire() as writer, writer.transaction():
+                await store.write(writer, intents)
+        finally:
+            await pool.close()
+        known = await entries.known_raw_hashes(conn, feed_id, 10)
+        assert len(known) == 4
+        assert [s.guid for s in parse_feed(FIXTURE, url=URL, now=NOW, known=known).same] == [
+            FIRST,
+            SECOND,
+            THIRD,
+        ]
     finally:
         await conn.close()

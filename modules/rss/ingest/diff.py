@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence, Set
 from datetime import datetime
 
-from modules.rss.model import Entry, Intents, Known, New, Revised
+from modules.rss.model import Entry, Intents, Known, New, Revised, SameItem
 
 # Why a new entry's MessageCreated is (not) realtime, stored as entries.intake_reason (`rss why` explains them).
 REASONS = {
@@ -20,6 +20,11 @@ REASONS = {
     "archive-page": "read from an RFC 5005 archive page (history, never real time)",
     "not-judged": "no processor judged it",
 }
+
+
+class StaleSkip(Exception):
+    """An item parse skipped as unchanged no longer has the stored entry its raw hash stood for (deleted,
+    or revised by a concurrent intake since the hashes were read): the document must be parsed in full."""
 
 
 def diff(
@@ -35,7 +40,9 @@ def diff(
     grace_minutes: int = 0,
     fetch_id: int | None = None,
     typical_order: str | None = None,
+    same: Sequence[SameItem] = (),
 ) -> Intents:
+    """`same`: items parse knew unchanged by their raw hash (Feed.same); seen like unchanged entries."""
     intents = Intents(
         feed_id,
         feed_title,
@@ -51,8 +58,19 @@ def diff(
             intents.gone.append(e.guid)
         elif (k := known.get(e.guid)) is None:
             intents.new.append(New(e))
-        elif k.content_hash != e.content_hash:
-            intents.revised.append(Revised(e, k))
         else:
-            intents.unchanged.append(e.guid)
+            if k.content_hash != e.content_hash:
+                intents.revised.append(Revised(e, k))
+            else:
+                intents.unchanged.append(e.guid)
+            if e.raw_hash is not None:
+                intents.raw_hashes[e.guid] = e.raw_hash
+    for s in same:
+        if s.guid in tombstoned:
+            intents.gone.append(s.guid)
+        elif (k := known.get(s.guid)) is None or k.raw_hash != s.raw_hash:
+            raise StaleSkip(s.guid)
+        else:
+            intents.unchanged.append(s.guid)
+            intents.raw_hashes[s.guid] = s.raw_hash
     return intents

@@ -24,11 +24,14 @@ from host import tracing
 from host.module import ModuleContext
 from host.net.fetcher import FetchResult
 from modules.rss import metrics, store
-from modules.rss.ingest import intake, processors
+from modules.rss.ingest import diff, intake, processors
 from modules.rss.model import Feed, Intents
 from modules.rss.parse import FeedParseError, parse_feed
 
 T = TypeVar("T")
+# The newest stored entries of a feed whose raw hashes a parse gets: items of theirs that did not change
+# are not normalized again (a feed lists its newest items; older ones on archive pages are parsed).
+KNOWN_RAW_HASHES = 250
 After = Callable[[asyncpg.Connection, Feed, set[str]], Awaitable[T]]
 
 
@@ -88,17 +91,20 @@ async def ingest_document(
             body=doc.body,
             keep=int(ctx.settings["raw_keep"]),
         )
-    if raw.same_as_last and skip_same:
+        skipped = raw.same_as_last and skip_same
+        known = None if skipped else await store.known_raw_hashes(conn, feed.id, KNOWN_RAW_HASHES)
+    if known is None:
         if same is None:
             return Stored(None, same_as_last=True)
         async with ctx.pool.acquire() as conn, conn.transaction():
             return Stored(None, same_as_last=True, result=await same(conn))
     parse_started = time.monotonic()
+    parse = partial(
+        parse_body, ctx, doc.body, url=doc.url, content_type=doc.headers.get("content-type"), now=now
+    )
     try:
         with tracing.span("rss.parse"):
-            parsed = await parse_body(
-                ctx, doc.body, url=doc.url, content_type=doc.headers.get("content-type"), now=now
-            )
+            parsed = await parse(known=known)
     except FeedParseError as exc:
         metrics.PARSE_ERRORS.inc()
         error = f"not a feed: {exc}"
@@ -110,22 +116,31 @@ async def ingest_document(
     metrics.SKIPPED_ITEMS.labels("empty").inc(parsed.skipped_items)
     metrics.SKIPPED_ITEMS.labels("over-cap").inc(len(parsed.over_cap))
     typical_order = before(parsed) if before is not None else feed.typical_order
-    async with tracing.aspan("rss.store"), ctx.pool.acquire() as conn, conn.transaction():
-        intents, inserted = await intake.ingest(
-            conn,
-            ctx.emit,
-            feed_id=feed.id,
-            feed_title=feed.title,
-            entries=parsed.entries,
-            now=now,
-            first_poll=first_poll,
-            lookback_hours=lookback(ctx, feed).hours,
-            grace_minutes=int(ctx.settings["lookback_grace_minutes"]),
-            fetch_id=raw.raw_id,
-            typical_order=typical_order,
-            steps=(*processors.steps(), *extra_steps),
-        )
-        result = await after(conn, parsed, set(inserted)) if after is not None else None
+
+    async def take_in(parsed: Feed) -> tuple[Intents, dict[str, int], T | None]:
+        async with tracing.aspan("rss.store"), ctx.pool.acquire() as conn, conn.transaction():
+            intents, inserted = await intake.ingest(
+                conn,
+                ctx.emit,
+                feed_id=feed.id,
+                feed_title=feed.title,
+                entries=parsed.entries,
+                now=now,
+                first_poll=first_poll,
+                lookback_hours=lookback(ctx, feed).hours,
+                grace_minutes=int(ctx.settings["lookback_grace_minutes"]),
+                fetch_id=raw.raw_id,
+                typical_order=typical_order,
+                steps=(*processors.steps(), *extra_steps),
+                same=parsed.same,
+            )
+            return intents, inserted, await after(conn, parsed, set(inserted)) if after is not None else None
+
+    try:
+        intents, inserted, result = await take_in(parsed)
+    except diff.StaleSkip:  # an entry deleted or revised since the raw hashes were read: no skipping
+        parsed = await parse(known=frozenset())
+        intents, inserted, result = await take_in(parsed)
     metrics.ENTRIES.labels("new").inc(len(inserted))
     metrics.ENTRIES.labels("updated").inc(len(intents.revised))
     return Stored(parsed, intents, frozenset(inserted), result=result)
@@ -147,10 +162,17 @@ def lookback(ctx: ModuleContext, feed: store.FeedRow) -> Lookback:
 
 
 async def parse_body(
-    ctx: ModuleContext, body: bytes, *, url: str, content_type: str | None, now: datetime
+    ctx: ModuleContext,
+    body: bytes,
+    *,
+    url: str,
+    content_type: str | None,
+    now: datetime,
+    known: frozenset[str] | None = None,
 ) -> Feed:
     """Parse in the worker process when there is one: parsing is CPU-bound and would stall the event loop.
-    Polls, WebSub pushes and archive pages all parse here."""
+    Polls, WebSub pushes and archive pages all parse here; `known`: the feed's stored raw hashes
+    (parse_feed)."""
     job = partial(
         parse_feed,
         body,
@@ -158,6 +180,7 @@ async def parse_body(
         content_type=content_type,
         now=now,
         max_items=int(ctx.settings["max_items_per_document"]),
+        known=known,
     )
     pool: ProcessPoolExecutor | None = ctx.state.get("parse_pool")
     if pool is None:

@@ -15,7 +15,7 @@ import asyncpg
 from host.module import Emit
 from modules.rss import metrics, store
 from modules.rss.ingest import diff, processors, publish, summary
-from modules.rss.model import Entry, Intents
+from modules.rss.model import Entry, Intents, SameItem
 
 log = logging.getLogger("feedeater.rss.intake")
 
@@ -34,10 +34,13 @@ async def ingest(
     fetch_id: int | None = None,
     typical_order: str | None = None,
     steps: Sequence[processors.Processor] = processors.DEFAULT,
+    same: Sequence[SameItem] = (),
 ) -> tuple[Intents, dict[str, int]]:
     """Returns the processed intents and the guids really inserted (the new entries announced) with their
-    entry ids."""
-    known, tombstoned = await store.load_known(conn, feed_id, [e.guid for e in entries])
+    entry ids. `same`: items parse knew unchanged (Feed.same); raises diff.StaleSkip when one of them no
+    longer has the stored entry its raw hash stood for (before writing anything)."""
+    guids = [e.guid for e in entries] + [s.guid for s in same]
+    known, tombstoned = await store.load_known(conn, feed_id, guids)
     intents = processors.run(
         diff.diff(
             entries,
@@ -51,13 +54,16 @@ async def ingest(
             grace_minutes=grace_minutes,
             fetch_id=fetch_id,
             typical_order=typical_order,
+            same=same,
         ),
         steps,
     )
     inserted = await store.write(conn, intents)
     await emit(conn, *publish.events(intents, inserted))
-    metrics.ITEMS.labels("all").inc(len(entries))
-    metrics.ITEMS.labels("undated").inc(sum(e.published is None for e in entries))
+    metrics.ITEMS.labels("all").inc(len(guids))
+    metrics.ITEMS.labels("undated").inc(
+        sum(e.published is None for e in entries) + sum(s.published is None for s in same)
+    )
     metrics.ITEMS.labels("duplicate").inc(len(intents.unchanged))
     if log.isEnabledFor(logging.DEBUG):  # seed 004 §2.5: one line per item with its decision
         for guid, decision in summary.item_decisions(intents, inserted):

@@ -285,7 +285,7 @@ async def _handle_body(
     def before(parsed: Feed) -> str | None:
         nonlocal warned
         warned = _warn(feed.id, claim.warned, "parse", _conditions(parsed), level=logging.INFO)
-        detected = order.typical_order([e.published for e in parsed.entries if not e.future_dated])
+        detected = order.typical_order([e.published for e in parsed.items() if not e.future_dated])
         meta.update(_meta_changes(feed, parsed, res) | ({"stale": False} if feed.stale else {}))
         if detected is not None and detected != feed.typical_order:
             meta["typical_order"] = detected
@@ -346,16 +346,18 @@ async def _handle_body(
     for hook in hooks.registered():
         if hook.committed is not None:
             await hook.committed(ctx, fetched(parsed))
-    dated = sum(e.published is not None for e in parsed.entries)
+    items = parsed.items()
+    dated = sum(e.published is not None for e in items)
     counts = Counter(
         new=len(stored.inserted),
         updated=len(intents.revised),
         unchanged=len(intents.unchanged),
         tombstoned=len(intents.gone),
         filtered=len(intents.filtered),
-        items=len(parsed.entries),
+        items=len(items),
+        raw_same=len(parsed.same),  # of the unchanged: known by their raw hash, not normalized again
         dated=dated,
-        undated=len(parsed.entries) - dated,
+        undated=len(items) - dated,
         skipped=parsed.skipped_items + len(parsed.over_cap),
     )
     return counts, stored.result, None
@@ -485,7 +487,7 @@ async def _record_failure(
 
 
 def _outcome(parsed: Feed, res: FetchResult, new: int, now: datetime) -> Outcome:
-    times = tuple(e.published for e in parsed.entries if e.published is not None and not e.future_dated)
+    times = tuple(e.published for e in parsed.items() if e.published is not None and not e.future_dated)
     return Outcome(
         kind="new_entries" if new else "no_new",
         new_entries=new,
@@ -615,7 +617,8 @@ FAILING_AFTER = 2  # consecutive failures before a feed's failing is a warning (
 
 def _conditions(parsed: Feed) -> list[str]:
     """What is wrong with a parsed document, as conditions that are warned about once (see _warn)."""
-    undated = bool(parsed.entries) and all(e.published is None for e in parsed.entries)
+    items = parsed.items()
+    undated = bool(items) and all(e.published is None for e in items)
     return [*parsed.warnings, *([NO_DATES] if undated else [])]
 
 

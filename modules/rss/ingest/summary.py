@@ -33,7 +33,8 @@ def fields(
     lookback_source: str,
 ) -> dict[str, Any]:
     """Seed 004 §2.5: the cutoff and where the lookback came from, the document's items (dated, undated,
-    skipped) and whether the fetch was an ETag/Last-Modified hit or a changed document."""
+    skipped) and whether the fetch was an ETag/Last-Modified hit or a changed document; `raw_same`: the
+    unchanged items parse did not normalize again (their raw hash was stored)."""
     out: dict[str, Any] = {
         "run_id": run_id,
         "feed_id": feed_id,
@@ -48,6 +49,7 @@ def fields(
         "new": counts.get("new", 0),
         "updated": counts.get("updated", 0),
         "unchanged": counts.get("unchanged", 0),
+        "raw_same": counts.get("raw_same", 0),  # of the unchanged: known by their raw hash (not normalized)
         "cutoff": iso_z(cutoff),
         "lookback_hours": lookback_hours,
         "lookback": lookback_source,

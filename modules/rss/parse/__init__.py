@@ -85,12 +85,15 @@ def parse_feed(
     content_type: str | None = None,
     now: datetime | None = None,
     max_items: int | None = None,
+    known: frozenset[str] | None = None,
 ) -> Feed:
     """Parse, normalize and sanitize a fetched feed document.
 
     `url` is where the document was fetched from (the base for relative links), `content_type` the HTTP
     Content-Type header, `now` the parse time used to flag future-dated entries, `max_items` the cap on
-    entries per document (the newest are kept). Raises FeedParseError when the document is not a feed.
+    entries per document (the newest are kept), `known` the raw hashes of the feed's stored entries
+    (items with one are not normalized again: `Feed.same`; None: no raw hashes at all). Raises
+    FeedParseError when the document is not a feed.
     """
     when = datetime.now(UTC) if now is None else now if now.tzinfo else now.replace(tzinfo=UTC)
-    return normalize_feed(_parse_raw(body, url, content_type), now=when, max_items=max_items)
+    return normalize_feed(_parse_raw(body, url, content_type), now=when, max_items=max_items, known=known)

@@ -12,14 +12,24 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from modules.rss.model import Enclosure, Entry, Feed
+import nh3
+
+from modules.rss.model import Enclosure, Entry, Feed, SameItem
 from modules.rss.parse.dates import parse_date
 from modules.rss.parse.raw import RawEnclosure, RawFeed, RawItem, RawText
 from modules.rss.parse.sanitize import html_to_text, plain_text, sanitize_html, sanitized_text, text_to_html
 
+# Bump when normalize or sanitize change what an item becomes: every stored raw hash then differs once,
+# so every item is normalized again (and revised if its Entry changed) instead of skipped as unchanged.
+# The sanitizer library's version is part of the hash for the same reason.
+NORMALIZER_VERSION = 1
+_RAW_HASH_VERSION = (
+    f"normalizer {NORMALIZER_VERSION}, nh3 {getattr(nh3, '__version__', '?')}"  # not in nh3's stubs
+)
 WORDS_PER_MINUTE = 230
 FUTURE_TOLERANCE = timedelta(minutes=5)  # clock skew between publisher and us is not "future"
 SHORT_EXCERPT_WORDS = 80  # a description/summary shorter than this is a teaser, not the article
@@ -383,6 +393,35 @@ def _identity(item: RawItem, link: str | None, title: str, published: datetime |
     return "sha256:" + _hash(*key), "hash"
 
 
+def raw_context(inherited_authors: Sequence[str]) -> str:
+    """What, besides the item itself, an item's Entry is made from: the feed's authors (named by entries
+    that name nobody) and the normalizer's version. The document URL and xml:base are in the item's own
+    `base` fields; `now` only decides `future_dated`, which SameItem works out again."""
+    return f"{_RAW_HASH_VERSION}\x00{inherited_authors!r}"
+
+
+def raw_hash(item: RawItem, context: str) -> str:
+    """A digest of everything the item's Entry is made from: the raw item as its parser extracted it
+    (markup unsanitized, dates as written, every base URL) and its `raw_context`. Equal digests make
+    equal Entries, whatever the parser path (lxml, feedparser, JSON Feed)."""
+    data = f"{context}\x00{item!r}".encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _same_item(item: RawItem, key: str, now: datetime, problems: _Problems) -> SameItem | None:
+    """An item whose raw hash is stored, without normalizing it: its guid and dates, as `_entry` finds
+    them. None when its identity needs normalized fields (no guid and no link: a hash of its title)."""
+    if item.guid and item.guid.strip():
+        guid = normalize_guid(item.guid)
+    elif (link := clean_url(item.link, item.base)) is not None:
+        guid = link
+    else:
+        return None
+    published, updated = _date(item.published, problems), _date(item.updated, problems)
+    published = published or updated
+    return SameItem(guid, key, published, published is not None and published > now + FUTURE_TOLERANCE)
+
+
 def _entry(
     item: RawItem, now: datetime, inherited_authors: Sequence[str], problems: _Problems
 ) -> tuple[Entry, RawItem] | None:
@@ -472,6 +511,7 @@ def _make_guids_unique(entries: list[tuple[Entry, RawItem]], problems: _Problems
                 n += 1
                 candidate = f"{base}-{n}"
             entry.guid = candidate
+            entry.raw_hash = None  # its guid depends on the other copies: never skipped by its raw hash
         seen.add(entry.guid)
 
 
@@ -489,7 +529,7 @@ def _skip_days(values: list[str]) -> frozenset[str]:
     return frozenset(d for v in values if (d := v.strip().capitalize()) in _DAYS)
 
 
-def _newest(entries: list[Entry], cap: int) -> tuple[list[Entry], tuple[str, ...]]:
+def _newest(entries: list[Entry | SameItem], cap: int) -> tuple[list[Entry | SameItem], tuple[str, ...]]:
     """The `cap` newest entries in document order, and the guids of the others. An undated entry counts
     as new (storage dates it by first sight)."""
     if len(entries) <= cap:
@@ -501,24 +541,36 @@ def _newest(entries: list[Entry], cap: int) -> tuple[list[Entry], tuple[str, ...
     )
 
 
-def normalize_feed(raw: RawFeed, *, now: datetime, max_items: int | None = None) -> Feed:
+def normalize_feed(
+    raw: RawFeed, *, now: datetime, max_items: int | None = None, known: frozenset[str] | None = None
+) -> Feed:
     """A raw parsed document → Feed with normalized, sanitized, uniquely identified entries; at most
-    `max_items` of them (the newest; the others are named in `over_cap`)."""
+    `max_items` of them (the newest; the others are named in `over_cap`). With `known` (raw hashes of
+    stored entries) every entry carries its raw hash, and an item whose hash is known is not normalized
+    again: it comes back in `Feed.same`."""
     problems = _Problems()
-    entries = []
+    made: list[tuple[Entry | SameItem, RawItem]] = []
     # the feed's authors (a channel's managingEditor too) name entries that name nobody; a bare address
     # ("news@example.com?subject=RSS") names no one
     inherited_authors = [a for a in _author_names(raw.authors) if not _BARE_ADDRESS.match(a)]
+    context = raw_context(inherited_authors) if known is not None else None
     for item in raw.items:
+        key = raw_hash(item, context) if context is not None else None
+        if key is not None and known and key in known and (same := _same_item(item, key, now, problems)):
+            made.append((same, item))
+            continue
         entry = _entry(item, now, inherited_authors, problems)
         if entry is None:
             problems.add("empty item(s) dropped", item.guid or "(no guid)")
         else:
-            entries.append(entry)
-    _make_guids_unique(entries, problems)
-    kept, over_cap = (
-        _newest([e for e, _ in entries], max_items) if max_items else ([e for e, _ in entries], ())
-    )
+            entry[0].raw_hash = key
+            made.append(entry)
+    if len({e.guid for e, _ in made}) < len(made):
+        entries = [(e, item) for e, item in made if isinstance(e, Entry)]
+        if len(entries) < len(made):  # a repeated guid is made unique from normalized fields: all of them
+            return normalize_feed(raw, now=now, max_items=max_items, known=frozenset())
+        _make_guids_unique(entries, problems)
+    kept, over_cap = _newest([e for e, _ in made], max_items) if max_items else ([e for e, _ in made], ())
     if over_cap:
         problems.add(f"entries over the cap of {max_items} per document left out (the oldest)", over_cap[0])
     description = raw.description
@@ -529,7 +581,8 @@ def normalize_feed(raw: RawFeed, *, now: datetime, max_items: int | None = None)
         description=(html_to_text if description.html else plain_text)(description.value)
         if description
         else "",
-        entries=kept,
+        entries=[e for e in kept if isinstance(e, Entry)],
+        same=tuple(replace(e, position=i) for i, e in enumerate(kept) if isinstance(e, SameItem)),
         language=(raw.language or "").strip() or None,
         image=clean_url(raw.image, raw.base),
         ttl_minutes=_ttl(raw.ttl),

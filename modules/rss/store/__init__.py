@@ -3,7 +3,7 @@
 `store.X` is the module's storage API; the submodules group it by table family.
 """
 
-from modules.rss.store.entries import delete_entry, expire_entries, load_known, write
+from modules.rss.store.entries import delete_entry, expire_entries, known_raw_hashes, load_known, write
 from modules.rss.store.feeds import (
     EDITABLE,
     EDITABLE_BOUNDS,
@@ -49,6 +49,7 @@ __all__ = [
     "get_entry",
     "get_feed",
     "get_raw",
+    "known_raw_hashes",
     "list_entries",
     "list_feeds",
     "load_known",

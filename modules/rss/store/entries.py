@@ -35,6 +35,7 @@ _TYPES = (
     ("reading_time_minutes", "int"),
     ("partial_content", "bool"),
     ("content_hash", "text"),
+    ("raw_hash", "text"),
 )
 _INTAKE = (("effective_at", "timestamptz"), ("announced", "bool"), ("intake_reason", "text"))
 
@@ -70,6 +71,7 @@ def _columns(entries: Sequence[Entry], feed_id: int) -> list[list[Any]]:
             e.reading_time_minutes,
             e.partial_content,
             e.content_hash,
+            e.raw_hash,
         )
         for e in entries
     ]
@@ -94,15 +96,26 @@ async def load_known(
 ) -> tuple[dict[str, Known], set[str]]:
     """The stored state of these guids: entries we have, and tombstones of entries deleted before."""
     known = {
-        r["guid"]: Known(r["content_hash"], r["revision"], r["first_seen"], r["id"])
+        r["guid"]: Known(r["content_hash"], r["revision"], r["first_seen"], r["id"], r["raw_hash"])
         for r in await conn.fetch(
-            "SELECT guid, content_hash, revision, first_seen, id FROM mod_rss.entries WHERE feed_id = $1 AND guid = ANY($2::text[])",
+            "SELECT guid, content_hash, revision, first_seen, id, raw_hash FROM mod_rss.entries WHERE feed_id = $1 AND guid = ANY($2::text[])",
             feed_id,
             guids,
         )
     }
     tombstoned = {r["guid"] for r in await conn.fetch(_LISTED_TOMBSTONES, feed_id, guids)}
     return known, tombstoned
+
+
+async def known_raw_hashes(conn: asyncpg.Connection, feed_id: int, limit: int) -> frozenset[str]:
+    """The raw hashes of the feed's newest `limit` entries (by its (feed_id, effective_at) index): what a
+    parse needs to skip its unchanged items (a feed lists its newest; older items are just parsed)."""
+    rows = await conn.fetch(
+        "SELECT raw_hash FROM mod_rss.entries WHERE feed_id = $1 ORDER BY effective_at DESC LIMIT $2",
+        feed_id,
+        limit,
+    )
+    return frozenset(h for (h,) in rows if h is not None)
 
 
 async def write(conn: asyncpg.Connection, intents: Intents) -> dict[str, int]:
@@ -113,14 +126,17 @@ async def write(conn: asyncpg.Connection, intents: Intents) -> dict[str, int]:
     that a concurrent writer inserted first is skipped (ON CONFLICT) and not returned.
     """
     feed_id, now = intents.feed_id, intents.now
-    if intents.seen:
+    if seen := intents.seen:
         await conn.execute(
-            """UPDATE mod_rss.entries SET last_seen = $3, seen_count = seen_count + 1, last_fetch_id = $4
-               WHERE feed_id = $1 AND guid = ANY($2::text[])""",
+            """UPDATE mod_rss.entries e SET last_seen = $3, seen_count = seen_count + 1, last_fetch_id = $4,
+                      raw_hash = s.raw_hash
+               FROM unnest($2::text[], $5::text[]) AS s(guid, raw_hash)
+               WHERE e.feed_id = $1 AND e.guid = s.guid""",
             feed_id,
-            intents.seen,
+            seen,
             now,
             intents.fetch_id,
+            [intents.raw_hashes.get(guid) for guid in seen],
         )
     inserted: dict[str, int] = {}
     if intents.new:
@@ -131,12 +147,13 @@ async def write(conn: asyncpg.Connection, intents: Intents) -> dict[str, int]:
                 f"""INSERT INTO mod_rss.entries (feed_id, guid, guid_source, message_id, title, link, authors, categories,
                         enclosures, image, duration_seconds, published, updated, date_uncertain, future_dated, summary_html,
                         content_html, content_text, word_count, reading_time_minutes, partial_content, content_hash,
-                        first_seen, last_seen, effective_at, fetch_id, last_fetch_id, announced, intake_reason)
+                        first_seen, last_seen, effective_at, fetch_id, last_fetch_id, announced, intake_reason, raw_hash)
                     SELECT $1, r.guid, r.guid_source, r.message_id, r.title, r.link,
                            ARRAY(SELECT jsonb_array_elements_text(r.authors::jsonb)),
                            ARRAY(SELECT jsonb_array_elements_text(r.categories::jsonb)), r.enclosures::jsonb, r.image, r.duration_seconds, r.published, r.updated, r.date_uncertain, r.future_dated,
                            r.summary_html, r.content_html, r.content_text, r.word_count, r.reading_time_minutes,
-                           r.partial_content, r.content_hash, $2, $2, r.effective_at, $3, $3, r.announced, r.intake_reason
+                           r.partial_content, r.content_hash, $2, $2, r.effective_at, $3, $3, r.announced, r.intake_reason,
+                           r.raw_hash
                     FROM {_unnest((*_TYPES, *_INTAKE), 4)}
                     ON CONFLICT (feed_id, guid) DO NOTHING RETURNING guid, id""",
                 feed_id,
@@ -157,7 +174,7 @@ async def write(conn: asyncpg.Connection, intents: Intents) -> dict[str, int]:
                     date_uncertain = r.date_uncertain, future_dated = r.future_dated, summary_html = r.summary_html,
                     content_html = r.content_html, content_text = r.content_text, word_count = r.word_count,
                     reading_time_minutes = r.reading_time_minutes, partial_content = r.partial_content,
-                    content_hash = r.content_hash, revision = revision + 1, last_fetch_id = $2
+                    content_hash = r.content_hash, revision = revision + 1, last_fetch_id = $2, raw_hash = r.raw_hash
                 FROM {_unnest(_TYPES, 3)}
                 WHERE feed_id = $1 AND mod_rss.entries.guid = r.guid""",
             feed_id,
