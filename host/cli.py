@@ -435,7 +435,7 @@ async def _remove_module(host: Host, args: argparse.Namespace) -> int:
     if not installed and not await removal.known(pool, name):
         raise UserError(f"no module {name!r} is installed or has data here", "see `feedeater modules list`")
     what = "its settings, job runs, consumers and dead letters" + (
-        f", and its data (schema mod_{name}, contexts)"
+        f", and its data (schemas mod_{name} and {name}_public, contexts, this database's grants to its role)"
         if args.drop_data
         else f" (its data in mod_{name} stays)"
     )
@@ -455,7 +455,14 @@ def _removed_text(d: dict[str, Any]) -> str:
         f"module {d['name']} removed: {sum(d['rows'].values())} host rows, {len(d['consumers'])} bus consumers, "
         f"{d['dead_letters']} dead letters"
         + (f"; schema mod_{d['name']} dropped" if d["schema_dropped"] else "")
+        + (f"; schema {d['name']}_public dropped" if d["public_schema_dropped"] else "")
     ]
+    if d["role_revoked"]:
+        lines.append(
+            f"role {d['role_revoked']} kept (roles are cluster-wide: other databases may use it); "
+            "this database's grants to it revoked"
+            + (f", {d['role_objects_left']} of its objects here left" if d["role_objects_left"] else "")
+        )
     if d["still_installed"]:
         lines.append("its broken distribution is still installed: it stays disabled until you uninstall it")
     return "\n".join(lines)
@@ -1032,7 +1039,9 @@ def build_parser(specs: dict[str, module.ModuleSpec]) -> argparse.ArgumentParser
     p.add_argument("name", nargs="?")
     p.add_argument("--yes", action="store_true", help="remove: without asking")
     p.add_argument(
-        "--drop-data", action="store_true", help="remove: also drop its schema mod_<name> and its contexts"
+        "--drop-data",
+        action="store_true",
+        help="remove: also drop its schemas mod_<name>, <name>_public, its contexts and its role's grants here",
     )
     p = add("db", cmd_db, "the database: module roles (least privilege)")
     p.add_argument("action", choices=["roles"])

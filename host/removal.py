@@ -1,8 +1,10 @@
 """`feedeater modules remove NAME`: what the host keeps for a module, deleted (its data only when asked).
 
 A module's traces live in the host's tables (settings, job runs, unit states, processed-event records,
-enabled flag), on the bus (its durable consumers, its dead letters) and in its own schema `mod_<name>`
-with its migration records. Removal works from what is stored, so it also cleans up after a module whose
+enabled flag), on the bus (its durable consumers, its dead letters), in its schemas `mod_<name>` and
+`<name>_public` with its migration records, and in what this database grants its role. The role itself
+stays: roles are cluster-wide and `feedeater_mod_<name>` is the same name in every database of the
+cluster (host/roles.py), so dropping it would break the module in the others. Removal works from what is stored, so it also cleans up after a module whose
 distribution was uninstalled already (its manifest is gone: consumers are found by their name prefix).
 """
 
@@ -13,7 +15,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from host import dlq, streams
+from host import dlq, roles, streams
 from host.errors import UserError
 
 if TYPE_CHECKING:
@@ -29,7 +31,10 @@ class Removed:
     rows: dict[str, int] = field(default_factory=dict)  # host table → rows deleted
     consumers: list[str] = field(default_factory=list)  # "<stream>/<durable>"
     dead_letters: int = 0
-    schema_dropped: bool = False
+    schema_dropped: bool = False  # mod_<name>
+    public_schema_dropped: bool = False  # <name>_public, its public views
+    role_revoked: str | None = None  # its role, this database's grants revoked (the role is kept)
+    role_objects_left: int = 0  # objects of this database still owned by or granted to the role
     still_installed: bool = False  # a broken plugin still installed: kept disabled
 
 
@@ -84,10 +89,33 @@ async def remove_rows(
     else:
         await conn.execute("DELETE FROM host.modules WHERE name = $1", name)
     if drop_data:
-        result.schema_dropped = bool(
-            await conn.fetchval("SELECT to_regnamespace($1) IS NOT NULL", f"mod_{name}")
+        await _drop_data(conn, name, result)
+
+
+async def _drop_data(conn: asyncpg.Connection, name: str, result: Removed) -> None:
+    """Its schemas, and what this database grants its role (not the role: other databases share it).
+    Not `DROP OWNED BY`: it also revokes the role's rights on the cluster's other databases."""
+    private, public = roles.schemas(name)
+    exists = "SELECT to_regnamespace($1) IS NOT NULL"
+    result.schema_dropped = bool(await conn.fetchval(exists, private))
+    result.public_schema_dropped = bool(await conn.fetchval(exists, public))
+    for schema in (private, public):
+        await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    role = roles.role_name(name)
+    if not await conn.fetchval("SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)", role):
+        return
+    await conn.execute(
+        await conn.fetchval(
+            "SELECT format('REVOKE ALL ON DATABASE %I FROM %I', current_database(), $1::text)", role
         )
-        await conn.execute(f'DROP SCHEMA IF EXISTS "mod_{name}" CASCADE')
+    )
+    result.role_revoked = role
+    result.role_objects_left = await conn.fetchval(
+        """SELECT count(*) FROM pg_shdepend
+           WHERE refclassid = 'pg_authid'::regclass AND refobjid = $1::regrole
+             AND dbid = (SELECT oid FROM pg_database WHERE datname = current_database())""",
+        role,
+    )
 
 
 async def remove_bus(js: JetStreamContext, name: str, others: Collection[str], result: Removed) -> None:
