@@ -76,10 +76,10 @@ async def fresh_database(pg: EmbeddedPostgres, prefix: str = "t") -> AsyncIterat
 
 
 async def reset_stream(url: str) -> None:
-    """Delete the bus streams (a test starts from none, as a fresh install does)."""
+    """Delete the bus streams and the dead letters (a test starts from none, as a fresh install does)."""
     nc = await nats.connect(url)
     try:
-        for name in streams.BUS_STREAMS:
+        for name in (*streams.BUS_STREAMS, streams.DLQ):
             with contextlib.suppress(Exception):
                 await nc.jetstream().delete_stream(name)
     finally:

@@ -9,13 +9,24 @@ from pathlib import Path
 
 import asyncpg
 import httpx
+import nats
 import pytest
 from nats.js import JetStreamContext
+from nats.js.errors import NotFoundError
 
-from host import dlq, streams, tokens
+from host import bus, dlq, streams, tokens
 from host.events import Event, stable_uuid, subject
 from host.module import Manifest, ModuleContext, ModuleSpec, ReceivedEvent, Subscription
-from host.testing import feedeater, feedeater_env, make_host, module_installed, publish_event, running, until
+from host.testing import (
+    feedeater,
+    feedeater_env,
+    make_host,
+    module_installed,
+    publish_event,
+    reset_stream,
+    running,
+    until,
+)
 
 NAME = "flaky"
 
@@ -132,3 +143,18 @@ class Crash(Exception):
 
 async def _count_is(js: JetStreamContext, n: int) -> bool:
     return await dlq.count(js) == n
+
+
+async def test_reset_stream_leaves_no_dead_letter_to_the_next_test(nats_url: str) -> None:
+    nc = await nats.connect(nats_url)
+    try:
+        await bus.ensure_streams(nc, streams.plan(()), bus.BusLimits())
+        js = nc.jetstream()
+        await js.publish(dlq.filter_subject(NAME, "pings"), b"{}", stream=streams.DLQ)
+        assert (await js.stream_info(streams.DLQ)).state.messages >= 1
+        await reset_stream(nats_url)
+        for name in (*streams.BUS_STREAMS, streams.DLQ):
+            with pytest.raises(NotFoundError):
+                await js.stream_info(name)
+    finally:
+        await nc.close()
