@@ -9,6 +9,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+NOISY = ("apscheduler", "httpx", "httpcore", "asyncio", "nats")  # WARNING at least, whatever the level
 _STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message", "asctime"}
 
 
@@ -73,7 +74,7 @@ def setup(level: str | None = None, *, json_lines: bool | None = None) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
-    for noisy in ("apscheduler", "httpx", "httpcore", "asyncio", "nats"):
+    for noisy in NOISY:
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
     scheduler_log = logging.getLogger("apscheduler.scheduler")
     if not any(isinstance(f, OverlapFilter) for f in scheduler_log.filters):

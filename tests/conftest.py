@@ -3,10 +3,13 @@ pytest plugin (host/testing/plugin.py, entry point pytest11)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from tests.services import restored_logging
 
 # Property tests check properties, not speed: on a busy machine Hypothesis' own timing checks (a 200 ms
 # deadline per example, "data generation too slow") failed tests whose properties held.
@@ -16,6 +19,13 @@ settings.load_profile("feedeater")
 ROOT = Path(__file__).resolve().parent.parent
 LOCAL_FIXTURES = ROOT / "fixtures"
 SHARED_FIXTURES = ROOT.parent / "shared" / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def restored_root_logger() -> Iterator[None]:
+    """Every test leaves logging as it found it (tests call `host.cli.main()` in-process, which sets it up)."""
+    with restored_logging():
+        yield
 
 
 @pytest.fixture(scope="session")

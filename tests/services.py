@@ -3,17 +3,21 @@ under the names the tests import, and the rss-specific exactly-once check."""
 
 from __future__ import annotations
 
+import contextlib
+import logging
 from collections import defaultdict
+from collections.abc import Iterator
 from typing import Any
 
 import asyncpg
 from nats.js import JetStreamContext
 
+from host import logs
 from host.testing.services import *  # noqa: F403
 from host.testing.services import BusReader, pending_events, until
 from host.testing.services import __all__ as _KIT
 
-__all__ = [*_KIT, "assert_exactly_once"]
+__all__ = [*_KIT, "assert_exactly_once", "restored_logging"]
 
 
 async def assert_exactly_once(pool: asyncpg.Pool, js: JetStreamContext) -> list[dict[str, Any]]:
@@ -46,3 +50,19 @@ async def assert_exactly_once(pool: asyncpg.Pool, js: JetStreamContext) -> list[
 
 async def _no_pending(pool: asyncpg.Pool) -> bool:
     return await pending_events(pool) == 0
+
+
+@contextlib.contextmanager
+def restored_logging() -> Iterator[None]:
+    """Logging as it was before the block: an in-process `host.cli.main()` points the root logger at the
+    stderr of the moment (pytest's capture, closed after the test), where later tests' logs then went."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    noisy = {name: logging.getLogger(name).level for name in logs.NOISY}
+    try:
+        yield
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        for name, was in noisy.items():
+            logging.getLogger(name).setLevel(was)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import select
 import signal
@@ -15,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from host.cli import main
 from host.services import EmbeddedNats, free_port
 from tests.fakeai import FakeAI
 from tests.rss.conftest import fake_ai
-from tests.services import FEEDEATER, feedeater, feedeater_env
+from tests.services import FEEDEATER, feedeater, feedeater_env, restored_logging
 
 __all__ = ["fake_ai"]  # the rss tests' fixture, for the embed job run through the CLI
 
@@ -412,3 +414,19 @@ def test_bad_bus_subject_and_unknown_context_are_one_line_with_a_fix(cli_env: di
     )
     shown = feedeater(cli_env, "contexts", "show", "digest:digest:morning")
     assert shown.returncode == 0 and shown.stdout.startswith("digest:digest:morning"), shown
+
+
+def test_an_in_process_main_leaves_the_root_logger_as_it_found_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    """main() sets logging up for its process; in a test, its handler held pytest's captured stderr,
+    closed after the test, and later tests' logs went there."""
+    monkeypatch.setenv("FEEDEATER_HOME", str(tmp_path))
+    monkeypatch.setenv("FEEDEATER_DATABASE_URL", "postgresql://feedeater@localhost/feedeater")
+    root = logging.getLogger()
+    before = (root.handlers[:], root.level)
+    with restored_logging():
+        assert main(["db", "roles", "--print-sql"]) == 0
+        assert root.handlers != before[0]  # main() did replace them: what is restored below
+    assert (root.handlers, root.level) == before
+    assert "restored_root_logger" in request.fixturenames  # and every test does it (tests/conftest.py)
