@@ -57,6 +57,7 @@ def ping(n: int) -> Event:
 async def test_dead_letters_are_listed_replayed_exactly_once_and_purged(
     tmp_path: Path, database_url: str, nats_url: str
 ) -> None:
+    await reset_stream(nats_url)  # the session's NATS: earlier tests' events and dead letters are not ours
     with module_installed(tmp_path / "site", NAME, "tests.host.test_dlq:MODULE") as pythonpath:
         host = make_host(tmp_path / "home", database_url, nats_url)
         env = feedeater_env(tmp_path / "cli", database_url, nats_url, PYTHONPATH=pythonpath)
@@ -69,7 +70,6 @@ async def test_dead_letters_are_listed_replayed_exactly_once_and_purged(
         async with running(host):
             js = host.js
             assert js is not None
-            await js.purge_stream(streams.DLQ)  # the session's NATS: earlier tests' dead letters are not ours
             pool = host.require_pool()
             await (await host.module_pool(NAME)).execute(  # as a migration would: the module's role owns them
                 """CREATE SCHEMA mod_flaky; CREATE TABLE mod_flaky.seen (event_id text);
