@@ -34,7 +34,7 @@ if str(REPO) not in sys.path:
 from e2e_poll import (  # noqa: E402  (bench/ is on sys.path when run as a script)
     RESULTS,
     CpuMeter,
-    host_env,
+    open_host,
     poll_until_done,
     service_pids,
     wait_outbox_empty,
@@ -42,7 +42,6 @@ from e2e_poll import (  # noqa: E402  (bench/ is on sys.path when run as a scrip
 from feedfarm import FarmConfig, FeedFarm  # noqa: E402
 
 from host import outbox  # noqa: E402
-from host.config import HostConfig  # noqa: E402
 from host.runtime import Host  # noqa: E402
 from host.services import Services  # noqa: E402
 from modules.rss import store  # noqa: E402
@@ -60,16 +59,7 @@ async def run(args: argparse.Namespace, farm: FeedFarm, home: Path) -> dict[str,
     relay_task: asyncio.Task[None] | None = None
     out: dict[str, Any] = {"phases": []}
     try:
-        config = HostConfig(
-            home=home,
-            database_url=endpoints.database_url,
-            nats_url=endpoints.nats_url,
-            http_host="127.0.0.1",
-            http_port=0,
-            host_id="bench-changed",
-        )
-        host = Host(config, env=host_env())
-        await host.open()
+        host = await open_host(home, endpoints, "bench-changed")
         pool = host.require_pool()
         async with pool.acquire() as conn, conn.transaction():
             for url in farm.urls:

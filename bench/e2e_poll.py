@@ -60,7 +60,7 @@ from host import outbox  # noqa: E402
 from host.config import HostConfig  # noqa: E402
 from host.logs import JsonFormatter  # noqa: E402
 from host.runtime import Host  # noqa: E402
-from host.services import Services  # noqa: E402
+from host.services import Endpoints, Services  # noqa: E402
 from host.streams import SHARED as STREAM  # noqa: E402
 from modules.rss import store  # noqa: E402
 
@@ -357,6 +357,21 @@ def host_env() -> dict[str, str]:
     return env
 
 
+async def open_host(home: Path, endpoints: Endpoints, host_id: str) -> Host:
+    """The Host the poll benchmarks run in this process, on the embedded services (`host_env` settings)."""
+    config = HostConfig(
+        home=home,
+        database_url=endpoints.database_url,
+        nats_url=endpoints.nats_url,
+        http_host="127.0.0.1",
+        http_port=0,
+        host_id=host_id,
+    )
+    host = Host(config, env=host_env())
+    await host.open()
+    return host
+
+
 class _Profiler:
     """cProfile around a phase when --cprofile is given; dumps stats and prints the top functions."""
 
@@ -390,16 +405,7 @@ async def run_feedeater(args: argparse.Namespace, farm: FeedFarm, home: Path) ->
     stop = asyncio.Event()
     relay_task: asyncio.Task[None] | None = None
     try:
-        config = HostConfig(
-            home=home,
-            database_url=endpoints.database_url,
-            nats_url=endpoints.nats_url,
-            http_host="127.0.0.1",
-            http_port=0,
-            host_id="bench-e2e",
-        )
-        host = Host(config, env=host_env())
-        await host.open()
+        host = await open_host(home, endpoints, "bench-e2e")
         pool = host.require_pool()
         ctx = await host.context("rss")
         out["settings"] = {k: v for k, v in ctx.settings.items() if "concurrency" in k or k == "poll_batch"}

@@ -91,8 +91,11 @@ async def ingest_document(
             body=doc.body,
             keep=int(ctx.settings["raw_keep"]),
         )
-        skipped = raw.same_as_last and skip_same
-        known = None if skipped else await store.known_raw_hashes(conn, feed.id, KNOWN_RAW_HASHES)
+        known: frozenset[str] | None = None  # None: the same bytes as last time, not parsed
+        if not (raw.same_as_last and skip_same):  # a first poll has nothing stored to skip (one query less)
+            known = (
+                frozenset() if first_poll else await store.known_raw_hashes(conn, feed.id, KNOWN_RAW_HASHES)
+            )
     if known is None:
         if same is None:
             return Stored(None, same_as_last=True)

@@ -400,6 +400,9 @@ def raw_context(inherited_authors: Sequence[str]) -> str:
     return f"{_RAW_HASH_VERSION}\x00{inherited_authors!r}"
 
 
+_RAW_ITEM_FIELDS = tuple(f.name for f in fields(RawItem))
+
+
 def raw_hash(item: RawItem, context: str) -> str:
     """A digest of everything the item's Entry is made from: the raw item as its parser extracted it
     (markup unsanitized, dates as written, every base URL) and its `raw_context`. Equal digests make
@@ -421,9 +424,6 @@ def raw_hash(item: RawItem, context: str) -> str:
         else:  # None, flags, lists and dicts of short strings, enclosures
             digest.update(b"\x00r" + repr(value).encode("utf-8", "surrogatepass"))
     return digest.hexdigest()[:32]
-
-
-_RAW_ITEM_FIELDS = tuple(f.name for f in fields(RawItem))
 
 
 def _same_item(item: RawItem, key: str, now: datetime, problems: _Problems) -> SameItem | None:

@@ -47,7 +47,7 @@ def _unnest(types: Sequence[tuple[str, str]], first: int) -> str:
 
 
 def _columns(entries: Sequence[Entry], feed_id: int) -> list[list[Any]]:
-    """The arrays of `_TYPES`, one element per entry."""
+    """The arrays of `_TYPES`, one element per entry (`entries` is not empty: write() skips none)."""
     rows = [
         (
             e.guid,
@@ -75,7 +75,7 @@ def _columns(entries: Sequence[Entry], feed_id: int) -> list[list[Any]]:
         )
         for e in entries
     ]
-    return [list(column) for column in zip(*rows, strict=True)] if rows else [[] for _ in _TYPES]
+    return [list(column) for column in zip(*rows, strict=True)]
 
 
 # The feed's tombstones among these guids; each one still listed is marked so (at most once a day: a
